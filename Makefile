@@ -1,0 +1,70 @@
+# The two commands that matter: `make run` (the local stack, foreground) and `make test` (everything CI checks).
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+PYPROJECTS := pyproject.toml protos/pyproject.toml $(wildcard services/*/pyproject.toml)
+
+.PHONY: run test install postgres lint format typecheck protos proto-check env-table \
+        pytest bench bench-ranker bench-judge bench-mem0-local lock clean
+
+run: install
+	$(BIN)/python scripts/run_stack.py
+
+test: install postgres lint typecheck proto-check pytest
+
+$(STAMP): constraints.txt $(PYPROJECTS) scripts/bootstrap.sh
+	scripts/bootstrap.sh
+	touch $@
+
+install: $(STAMP)
+
+postgres:
+	scripts/provision-postgres.sh
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+typecheck: install
+	$(BIN)/mypy
+
+protos: install
+	$(BIN)/python scripts/gen_protos.py
+
+proto-check: install
+	$(BIN)/python scripts/gen_protos.py --check
+
+env-table: install
+	$(BIN)/python -m scripts.env_table --write
+
+pytest: install postgres
+	$(BIN)/pytest
+
+bench: bench-mem0-local bench-ranker bench-judge
+
+bench-mem0-local: install postgres
+	$(BIN)/python -m bench.mem0_local
+
+bench-ranker: install postgres
+	$(BIN)/python -m bench.ranker
+
+bench-judge: install
+	$(BIN)/python -m bench.judge
+
+# Re-resolve every dependency together after a pyproject.toml change (torch stays the local CPU build).
+lock:
+	rm -rf /tmp/mem0mcp-lock && python3 -m venv /tmp/mem0mcp-lock
+	/tmp/mem0mcp-lock/bin/pip install --quiet "pip==26.3"
+	/tmp/mem0mcp-lock/bin/pip install --quiet -e protos -e services/common -e services/ranker \
+	    -e services/judge -e services/mem0-local -e services/bridge --group dev
+	{ sed -n '1,2p' constraints.txt; /tmp/mem0mcp-lock/bin/pip freeze --exclude-editable \
+	    | sed -e 's/^torch==\(.*\)+cpu$$/torch==\1/' | grep -v '^setuptools=='; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,71 @@
+"""A server interceptor that gives every call a request id, a log line and metrics."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from mem0_common._logging import request_id_var
+from mem0_common._metrics import GRPC_CALLS, GRPC_LATENCY
+
+REQUEST_ID_HEADER = "x-request-id"
+_log = logging.getLogger("mem0_common.calls")
+
+_Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]]
+
+
+def _request_id(details: grpc.HandlerCallDetails) -> str:
+    for key, value in details.invocation_metadata or ():
+        if key == REQUEST_ID_HEADER and isinstance(value, str) and 0 < len(value) <= 128:
+            return value
+    return uuid.uuid4().hex
+
+
+class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Wraps unary-unary handlers: request id in a contextvar, one log line, count and latency."""
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+
+    async def intercept_service(
+        self, continuation: _Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler | None:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        method = handler_call_details.method.rsplit("/", 1)[-1]
+        request_id = _request_id(handler_call_details)
+        inner: Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]] = handler.unary_unary
+        service = self._service
+
+        async def observed(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            token = request_id_var.set(request_id)
+            start = time.perf_counter()
+            code = grpc.StatusCode.OK
+            try:
+                response = await inner(request, context)
+                code = context.code() or grpc.StatusCode.OK
+                return response
+            except BaseException:
+                code = context.code() or grpc.StatusCode.UNKNOWN
+                raise
+            finally:
+                elapsed = time.perf_counter() - start
+                GRPC_CALLS.labels(service, method, code.name).inc()
+                GRPC_LATENCY.labels(service, method).observe(elapsed)
+                _log.info(
+                    "%s %s %.2fms%s", method, code.name, elapsed * 1000,
+                    "" if code is grpc.StatusCode.OK else f" {context.details()}",
+                )
+                request_id_var.reset(token)
+
+        return grpc.unary_unary_rpc_method_handler(
+            observed,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )

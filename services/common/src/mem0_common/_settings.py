@@ -1,0 +1,42 @@
+"""Settings shared by every service: one typed object per service, read once from the environment."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ServiceSettings(BaseSettings):
+    """Base for every service's settings; subclasses set `env_prefix` in their `model_config`.
+
+    Unknown variables are ignored (the environment is shared with other programs), but every
+    field a service reads is declared here or in its subclass, which is what keeps the README's
+    variable table complete: `mem0_common.env_table` renders it from these classes.
+    """
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    #: Name shown in the README's variable table for the service this class configures.
+    service_name: ClassVar[str] = "service"
+
+    log_level: str = Field(default="INFO", description="Python log level for this service.")
+
+
+class GrpcServiceSettings(ServiceSettings):
+    """Settings of a gRPC service built on `mem0_common.GrpcServer`."""
+
+    host: str = Field(default="127.0.0.1", description="Address the gRPC server binds.")
+    port: int = Field(default=0, ge=0, le=65535, description="gRPC port; 0 picks a free one.")
+    metrics_port: int = Field(
+        default=-1,
+        ge=-1,
+        le=65535,
+        description="Prometheus metrics HTTP port; 0 picks a free one, -1 turns metrics off.",
+    )
+    grace_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="On SIGTERM/SIGINT, how long in-flight calls may finish before being cancelled.",
+    )

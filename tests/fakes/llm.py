@@ -51,7 +51,9 @@ def _message_text(message: dict[str, Any]) -> str:
 
 def section(text: str, header: str) -> str:
     """The body of a `## header` section of a mem0-style prompt, up to the next header."""
-    match = re.search(rf"^## {re.escape(header)}\s*$(.*?)(?=^#{{1,2}} |\Z)", text, re.M | re.S)
+    match = re.search(
+        rf"^## {re.escape(header)}\s*$(.*?)(?=^#{{1,2}} |\Z)", text, re.MULTILINE | re.DOTALL
+    )
     return match.group(1).strip() if match else ""
 
 
@@ -161,22 +163,30 @@ class FakeLLM:
             return failed
         content = next((c for r in self.responders if (c := r(body)) is not None), None)
         if content is None:
-            return JSONResponse({"error": {"message": "fake: no responder for this request"}},
-                                status_code=400)
+            return JSONResponse(
+                {"error": {"message": "fake: no responder for this request"}}, status_code=400
+            )
         prompt_tokens = sum(len(_message_text(m).split()) for m in body.get("messages", []))
-        return JSONResponse({
-            "id": f"chatcmpl-fake-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", self.model),
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
-            }],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(content.split()),
-                      "total_tokens": prompt_tokens + len(content.split())},
-        })
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-fake-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", self.model),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": len(content.split()),
+                    "total_tokens": prompt_tokens + len(content.split()),
+                },
+            }
+        )
 
     async def _embeddings(self, request: Request) -> Response:
         body = await request.json()
@@ -186,23 +196,29 @@ class FakeLLM:
             return failed
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         dims = int(body.get("dimensions") or 384)
-        return JSONResponse({
-            "object": "list",
-            "model": body.get("model", self.model),
-            "data": [{"object": "embedding", "index": i, "embedding": fake_embedding(str(t), dims)}
-                     for i, t in enumerate(inputs)],
-            "usage": {"prompt_tokens": 0, "total_tokens": 0},
-        })
+        return JSONResponse(
+            {
+                "object": "list",
+                "model": body.get("model", self.model),
+                "data": [
+                    {"object": "embedding", "index": i, "embedding": fake_embedding(str(t), dims)}
+                    for i, t in enumerate(inputs)
+                ],
+                "usage": {"prompt_tokens": 0, "total_tokens": 0},
+            }
+        )
 
     async def _models(self, _: Request) -> Response:
         return JSONResponse({"object": "list", "data": [{"id": self.model, "object": "model"}]})
 
     def app(self) -> Starlette:
-        return Starlette(routes=[
-            Route("/v1/chat/completions", self._chat, methods=["POST"]),
-            Route("/v1/embeddings", self._embeddings, methods=["POST"]),
-            Route("/v1/models", self._models, methods=["GET"]),
-        ])
+        return Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
+            ]
+        )
 
     def start(self) -> FakeLLM:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -3,6 +3,7 @@
 from mem0_common._interceptors import REQUEST_ID_HEADER, CallInterceptor
 from mem0_common._logging import announce_listening, configure_logging, request_id_var
 from mem0_common._metrics import MetricsEndpoint
+from mem0_common._process import ServiceProcess
 from mem0_common._server import GrpcServer, ServiceRegistration, serve_until_signalled
 from mem0_common._settings import GrpcServiceSettings, ServiceSettings
 from mem0_common.env_table import render_env_table
@@ -13,6 +14,7 @@ __all__ = [
     "GrpcServer",
     "GrpcServiceSettings",
     "MetricsEndpoint",
+    "ServiceProcess",
     "ServiceRegistration",
     "ServiceSettings",
     "announce_listening",

@@ -49,17 +49,21 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             code = grpc.StatusCode.OK
             try:
                 response = await inner(request, context)
-                code = context.code() or grpc.StatusCode.OK
-                return response
             except BaseException:
                 code = context.code() or grpc.StatusCode.UNKNOWN
                 raise
+            else:
+                code = context.code() or grpc.StatusCode.OK
+                return response
             finally:
                 elapsed = time.perf_counter() - start
                 GRPC_CALLS.labels(service, method, code.name).inc()
                 GRPC_LATENCY.labels(service, method).observe(elapsed)
                 _log.info(
-                    "%s %s %.2fms%s", method, code.name, elapsed * 1000,
+                    "%s %s %.2fms%s",
+                    method,
+                    code.name,
+                    elapsed * 1000,
                     "" if code is grpc.StatusCode.OK else f" {context.details()}",
                 )
                 request_id_var.reset(token)

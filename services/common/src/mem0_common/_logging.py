@@ -1,4 +1,4 @@
-"""Logging with the current request id on every record, so one call can be followed across services."""
+"""Logging with the request id on every record, so one call can be followed across services."""
 
 from __future__ import annotations
 

@@ -75,8 +75,11 @@ class GrpcServer:
             reg.add_to_server(reg.servicer, server)
         names = [reg.full_name for reg in self._registrations]
         reflection.enable_server_reflection(
-            [*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-             reflection.SERVICE_NAME],
+            [
+                *names,
+                health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+                reflection.SERVICE_NAME,
+            ],
             server,
         )
         self.port = server.add_insecure_port(f"{self._settings.host}:{self._settings.port}")
@@ -116,14 +119,16 @@ async def serve_until_signalled(
     *,
     on_stopped: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Start `server`, announce its address, and run until SIGTERM or SIGINT; then drain and stop."""
+    """Start `server`, announce its address, run until SIGTERM or SIGINT, then drain and stop."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await server.start()
     if server.metrics_port is not None:
-        _log.info("%s metrics on http://%s:%d/metrics", server.name, server.host, server.metrics_port)
+        _log.info(
+            "%s metrics on http://%s:%d/metrics", server.name, server.host, server.metrics_port
+        )
     announce_listening(server.name, f"grpc://{server.address}")
     try:
         await stop.wait()

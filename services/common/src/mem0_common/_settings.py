@@ -1,4 +1,4 @@
-"""Settings shared by every service: one typed object per service, read once from the environment."""
+"""Settings every service shares: one typed object per service, read once from the environment."""
 
 from __future__ import annotations
 
@@ -38,5 +38,5 @@ class GrpcServiceSettings(ServiceSettings):
     grace_seconds: float = Field(
         default=10.0,
         gt=0,
-        description="On SIGTERM/SIGINT, how long in-flight calls may finish before being cancelled.",
+        description="On SIGTERM/SIGINT, seconds in-flight calls may take to finish before cancel.",
     )

@@ -1,0 +1,144 @@
+"""Each service's Dockerfile runs that service's own console script, as a non-root user, on the
+documented ports, configured only through variables its settings class really reads."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from tests.deploy._repo import (
+    ROOT,
+    SERVICES,
+    Instruction,
+    Service,
+    dockerfile_args,
+    dockerfile_env,
+    dockerfile_exposed_ports,
+    dockerfile_instructions,
+    env_names,
+    env_prefix,
+    exec_form,
+    field_default,
+    final_stage,
+)
+
+# The default ports the design documents (issue "Foundation": mem0-local 8000, ranker 50051 and
+# judge 50052 with metrics on 9151 and 9152, bridge 8001).
+DOCUMENTED_PORTS = {
+    "ranker": {50051, 9151},
+    "judge": {50052, 9152},
+    "mem0-local": {8000},
+    "bridge": {8001},
+}
+
+by_directory = pytest.mark.parametrize("service", SERVICES, ids=lambda service: service.directory)
+
+
+def _final(service: Service) -> list[Instruction]:
+    return final_stage(dockerfile_instructions(service.dockerfile))
+
+
+def _last(instructions: list[Instruction], keyword: str) -> Instruction:
+    matches = [item for item in instructions if item.keyword == keyword]
+    assert matches, f"no {keyword} instruction"
+    return matches[-1]
+
+
+@by_directory
+def test_cmd_runs_a_console_script_the_service_declares(service: Service) -> None:
+    command = exec_form(_last(_final(service), "CMD").arguments)
+    assert command[0] in service.scripts(), (
+        f"{service.dockerfile.relative_to(ROOT)} runs {command[0]!r}, but "
+        f"services/{service.directory}/pyproject.toml declares {sorted(service.scripts())}"
+    )
+
+
+@by_directory
+def test_cmd_runs_the_service_named_console_script(service: Service) -> None:
+    assert exec_form(_last(_final(service), "CMD").arguments)[0] == service.script
+
+
+@by_directory
+def test_settings_defaults_are_the_documented_ports(service: Service) -> None:
+    settings = service.settings()
+    defaults = {field_default(settings, name) for name in service.port_fields}
+    assert defaults == DOCUMENTED_PORTS[service.directory]
+
+
+@by_directory
+def test_exposed_ports_are_the_documented_ports(service: Service) -> None:
+    assert dockerfile_exposed_ports(_final(service)) == DOCUMENTED_PORTS[service.directory]
+
+
+@by_directory
+def test_env_sets_only_variables_the_settings_read(service: Service) -> None:
+    settings = service.settings()
+    prefix = env_prefix(settings)
+    ours = {name for name in dockerfile_env(_final(service)) if name.upper().startswith(prefix)}
+    unknown = ours - env_names(settings)
+    assert not unknown, f"{service.directory}: {sorted(unknown)} are read by no setting"
+
+
+@by_directory
+def test_env_keeps_the_documented_port_values(service: Service) -> None:
+    settings = service.settings()
+    environment = {name.upper(): value for name, value in dockerfile_env(_final(service)).items()}
+    for field_name in service.port_fields:
+        variable = env_prefix(settings) + field_name.upper()
+        if variable in environment:
+            assert int(environment[variable]) == field_default(settings, field_name)
+
+
+@by_directory
+def test_container_binds_beyond_its_own_loopback(service: Service) -> None:
+    environment = {name.upper(): value for name, value in dockerfile_env(_final(service)).items()}
+    hosts = {name: value for name, value in environment.items() if name.endswith("HOST")}
+    assert hosts, f"{service.directory}: no *_HOST variable set; the default binds 127.0.0.1"
+    # A container's port must be reachable from the other containers and the host.
+    assert set(hosts.values()) == {"0.0.0.0"}
+
+
+@by_directory
+def test_image_runs_as_a_non_root_user(service: Service) -> None:
+    user = _last(_final(service), "USER").arguments.split(":", 1)[0]
+    assert user not in {"root", "0"}
+
+
+@by_directory
+def test_image_declares_a_healthcheck_in_exec_form(service: Service) -> None:
+    healthcheck = _last(_final(service), "HEALTHCHECK").arguments
+    command = healthcheck.split(" CMD ", 1)[1] if " CMD " in healthcheck else healthcheck[4:]
+    assert exec_form(command)[0] == "python"
+
+
+@by_directory
+def test_base_image_is_python_3_11_slim(service: Service) -> None:
+    instructions = dockerfile_instructions(service.dockerfile)
+    arguments = dockerfile_args(instructions)
+    for item in instructions:
+        if item.keyword != "FROM":
+            continue
+        image = item.arguments.split()[0]
+        if image.startswith("${") and image.endswith("}"):
+            image = arguments[image[2:-1]]
+        assert image == "python:3.11-slim"
+
+
+@by_directory
+def test_every_copy_source_exists_in_the_build_context(service: Service) -> None:
+    for item in dockerfile_instructions(service.dockerfile):
+        if item.keyword != "COPY" or "--from=" in item.arguments:
+            continue
+        *sources, _destination = shlex.split(item.arguments)
+        for source in sources:
+            assert (ROOT / source).exists(), f"{service.directory}: COPY {source} is missing"
+
+
+@by_directory
+def test_installs_are_pinned_by_the_constraints_file(service: Service) -> None:
+    for item in dockerfile_instructions(service.dockerfile):
+        if item.keyword == "RUN" and " pip install " in f" {item.arguments} ":
+            if "pip==" in item.arguments and "-c" not in item.arguments.split():
+                continue  # the installer itself, pinned by version
+            assert "-c constraints.txt" in item.arguments, item.arguments

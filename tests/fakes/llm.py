@@ -221,7 +221,10 @@ class FakeLLM:
         )
 
     def start(self) -> FakeLLM:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: accepted sockets inherit it, and asyncio only sets TCP_NODELAY on
+        # sockets whose proto says TCP; without it every keep-alive answer stalls ~40 ms (Nagle
+        # against delayed ACK), which swamps latency measurements.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]

@@ -5,6 +5,9 @@ Judge: an OpenAI-compatible LLM behind a small, strict gRPC surface.
 
 Both RPCs are best-effort for the caller: UNAVAILABLE means no LLM is configured or reachable,
 DEADLINE_EXCEEDED means it was too slow; the caller proceeds without the judgement.
+Other codes: INVALID_ARGUMENT (bad request, naming the field; no LLM call), FAILED_PRECONDITION
+(the LLM rejected the request: key/model misconfigured), INTERNAL (the LLM's answer did not
+match the required JSON schema). Set a deadline: the judge stops work when it passes.
 """
 
 from collections import abc as _abc

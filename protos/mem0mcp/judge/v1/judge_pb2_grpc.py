@@ -50,14 +50,18 @@ class JudgeServiceServicer:
     """Missing associated documentation comment in .proto file."""
 
     def Compare(self, request, context):
-        """One verdict per candidate memory for a new fact, from a single LLM call.
+        """One verdict per candidate memory for a new fact, from a single LLM call. At most
+        JUDGE_MAX_CANDIDATES candidates (default 32); fact and texts non-blank, at most
+        JUDGE_MAX_TEXT_CHARS characters each (default 4000); memory ids non-empty and unique.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Rewrite(self, request, context):
-        """Turn a question-style query into a short declarative statement (HyDE-lite).
+        """Turn a question-style query into a short declarative statement (HyDE-lite). A query that is
+        not a question comes back unchanged (whitespace collapsed) without an LLM call; rewrites are
+        cached (JUDGE_CACHE_SIZE, JUDGE_CACHE_TTL_SECONDS).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

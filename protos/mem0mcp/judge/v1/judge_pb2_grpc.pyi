@@ -5,6 +5,9 @@ Judge: an OpenAI-compatible LLM behind a small, strict gRPC surface.
 
 Both RPCs are best-effort for the caller: UNAVAILABLE means no LLM is configured or reachable,
 DEADLINE_EXCEEDED means it was too slow; the caller proceeds without the judgement.
+Other codes: INVALID_ARGUMENT (bad request, naming the field; no LLM call), FAILED_PRECONDITION
+(the LLM rejected the request: key/model misconfigured), INTERNAL (the LLM's answer did not
+match the required JSON schema). Set a deadline: the judge stops work when it passes.
 """
 
 from collections import abc as _abc
@@ -36,17 +39,29 @@ class JudgeServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> JudgeServiceAsyncStub: ...
     Compare: _grpc.UnaryUnaryMultiCallable[_judge_pb2.CompareRequest, _judge_pb2.CompareResponse]
-    """One verdict per candidate memory for a new fact, from a single LLM call."""
+    """One verdict per candidate memory for a new fact, from a single LLM call. At most
+    JUDGE_MAX_CANDIDATES candidates (default 32); fact and texts non-blank, at most
+    JUDGE_MAX_TEXT_CHARS characters each (default 4000); memory ids non-empty and unique.
+    """
     Rewrite: _grpc.UnaryUnaryMultiCallable[_judge_pb2.RewriteRequest, _judge_pb2.RewriteResponse]
-    """Turn a question-style query into a short declarative statement (HyDE-lite)."""
+    """Turn a question-style query into a short declarative statement (HyDE-lite). A query that is
+    not a question comes back unchanged (whitespace collapsed) without an LLM call; rewrites are
+    cached (JUDGE_CACHE_SIZE, JUDGE_CACHE_TTL_SECONDS).
+    """
 
 @_typing.type_check_only
 class JudgeServiceAsyncStub(JudgeServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     Compare: _aio.UnaryUnaryMultiCallable[_judge_pb2.CompareRequest, _judge_pb2.CompareResponse]  # type: ignore[assignment]
-    """One verdict per candidate memory for a new fact, from a single LLM call."""
+    """One verdict per candidate memory for a new fact, from a single LLM call. At most
+    JUDGE_MAX_CANDIDATES candidates (default 32); fact and texts non-blank, at most
+    JUDGE_MAX_TEXT_CHARS characters each (default 4000); memory ids non-empty and unique.
+    """
     Rewrite: _aio.UnaryUnaryMultiCallable[_judge_pb2.RewriteRequest, _judge_pb2.RewriteResponse]  # type: ignore[assignment]
-    """Turn a question-style query into a short declarative statement (HyDE-lite)."""
+    """Turn a question-style query into a short declarative statement (HyDE-lite). A query that is
+    not a question comes back unchanged (whitespace collapsed) without an LLM call; rewrites are
+    cached (JUDGE_CACHE_SIZE, JUDGE_CACHE_TTL_SECONDS).
+    """
 
 class JudgeServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -55,7 +70,10 @@ class JudgeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _judge_pb2.CompareRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_judge_pb2.CompareResponse, _abc.Awaitable[_judge_pb2.CompareResponse]]:
-        """One verdict per candidate memory for a new fact, from a single LLM call."""
+        """One verdict per candidate memory for a new fact, from a single LLM call. At most
+        JUDGE_MAX_CANDIDATES candidates (default 32); fact and texts non-blank, at most
+        JUDGE_MAX_TEXT_CHARS characters each (default 4000); memory ids non-empty and unique.
+        """
 
     @_abc_1.abstractmethod
     def Rewrite(
@@ -63,6 +81,9 @@ class JudgeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _judge_pb2.RewriteRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_judge_pb2.RewriteResponse, _abc.Awaitable[_judge_pb2.RewriteResponse]]:
-        """Turn a question-style query into a short declarative statement (HyDE-lite)."""
+        """Turn a question-style query into a short declarative statement (HyDE-lite). A query that is
+        not a question comes back unchanged (whitespace collapsed) without an LLM call; rewrites are
+        cached (JUDGE_CACHE_SIZE, JUDGE_CACHE_TTL_SECONDS).
+        """
 
 def add_JudgeServiceServicer_to_server(servicer: JudgeServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,223 @@
+"""The one HTTP client the judge uses to talk to an OpenAI-compatible chat endpoint.
+
+A single pooled `httpx.AsyncClient`, a semaphore bounding calls in flight (so a burst of agents
+queues here instead of tripping the provider's rate limit), bounded retries with full-jitter
+exponential backoff on 429/5xx/connection failures, honouring `Retry-After`, and one absolute
+deadline per call covering queueing, attempts and backoff, so nothing outlives the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import re
+import ssl
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from mem0_judge._errors import (
+    LLMBadAnswerError,
+    LLMRejectedError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+)
+from mem0_judge._metrics import LLM_LATENCY, LLM_RETRIES
+
+_log = logging.getLogger("mem0_judge.llm")
+
+#: Backoff before retry n (0-based) is uniform in [0, min(cap, base * 2**n)] ("full jitter").
+_BACKOFF_BASE_SECONDS = 0.2
+_BACKOFF_CAP_SECONDS = 5.0
+
+_REASONING_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_CODE_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: str
+    content: str
+
+
+def extract_json_object(content: str) -> dict[str, Any]:
+    """The JSON object in an assistant answer, tolerating reasoning blocks and code fences.
+
+    Models asked for JSON still sometimes wrap it in ```json fences or prefix a <think> block;
+    those are stripped, and failing that the outermost `{...}` span is tried.
+    """
+    text = _REASONING_BLOCK.sub("", content).strip()
+    fenced = _CODE_FENCE.search(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    candidates = [text]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise LLMBadAnswerError(f"LLM answer is not a JSON object: {content[:120]!r}")
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """`Retry-After` as seconds: either delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _ssl_context(ca_bundle: Path | None) -> ssl.SSLContext | bool:
+    return True if ca_bundle is None else ssl.create_default_context(cafile=str(ca_bundle))
+
+
+class LLMClient:
+    """Chat completions against one endpoint and model; `close()` releases the pool."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        ca_bundle: Path | None = None,
+        timeout_seconds: float = 10.0,
+        max_retries: int = 2,
+        max_concurrency: int = 8,
+        json_mode: bool = True,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Sleep = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.AsyncClient(
+            base_url=base_url.rstrip("/") + "/",
+            headers=headers,
+            timeout=httpx.Timeout(timeout_seconds),
+            limits=httpx.Limits(
+                max_connections=max_concurrency, max_keepalive_connections=max_concurrency
+            ),
+            verify=_ssl_context(ca_bundle),
+            transport=transport,
+        )
+        self.model = model
+        self.timeout_seconds = timeout_seconds
+        self.max_retries = max_retries
+        self.json_mode = json_mode
+        self._slots = asyncio.Semaphore(max_concurrency)
+        self._sleep = sleep
+        self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return retry_after
+        return self._rng.uniform(0, min(_BACKOFF_CAP_SECONDS, _BACKOFF_BASE_SECONDS * 2**attempt))
+
+    async def complete_json(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        operation: str,
+        deadline: float | None = None,
+    ) -> dict[str, Any]:
+        """Send `messages`, return the answer's JSON object.
+
+        `deadline` is an absolute `time.monotonic()` bound for the whole call, retries included;
+        when the next backoff would pass it, the call gives up at once instead of sleeping.
+        """
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "temperature": 0,
+        }
+        if self.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        budget = None if deadline is None else deadline - time.monotonic()
+        if budget is not None and budget <= 0:
+            raise LLMTimeoutError("no time left before the caller's deadline")
+        try:
+            async with asyncio.timeout(budget):
+                content = await self._post_with_retries(body, operation, deadline)
+        except TimeoutError:
+            raise LLMTimeoutError("LLM did not answer within the caller's deadline") from None
+        return extract_json_object(content)
+
+    async def _post_with_retries(
+        self, body: dict[str, Any], operation: str, deadline: float | None
+    ) -> str:
+        attempt = 0
+        while True:
+            outcome, retry_after = await self._attempt(body, operation)
+            if isinstance(outcome, str):
+                return outcome
+            failure = outcome
+            if attempt >= self.max_retries:
+                raise LLMUnavailableError(f"{failure} (after {attempt + 1} attempts)")
+            pause = self._backoff(attempt, retry_after)
+            if deadline is not None and time.monotonic() + pause >= deadline:
+                raise LLMUnavailableError(
+                    f"{failure}; the next retry in {pause:.2f}s would pass the caller's deadline"
+                )
+            LLM_RETRIES.labels(operation).inc()
+            _log.info("LLM %s: %s; retrying in %.2fs", operation, failure, pause)
+            await self._sleep(pause)
+            attempt += 1
+
+    async def _attempt(
+        self, body: dict[str, Any], operation: str
+    ) -> tuple[str | LLMUnavailableError, float | None]:
+        """One HTTP call: the answer's content, or a retryable failure and its Retry-After."""
+        async with self._slots:
+            start = time.perf_counter()
+            try:
+                response = await self._http.post("chat/completions", json=body)
+            except httpx.TimeoutException:
+                raise LLMTimeoutError(
+                    f"LLM did not answer within {self.timeout_seconds:g}s"
+                ) from None
+            except httpx.TransportError as exc:
+                return LLMUnavailableError(f"LLM unreachable: {exc!r}"), None
+            finally:
+                LLM_LATENCY.labels(operation).observe(time.perf_counter() - start)
+        status = response.status_code
+        if status == 429 or status >= 500:
+            return (
+                LLMUnavailableError(f"LLM answered HTTP {status}"),
+                retry_after_seconds(response.headers.get("retry-after")),
+            )
+        if status >= 400:
+            raise LLMRejectedError(f"LLM rejected the request: HTTP {status} {response.text[:200]}")
+        try:
+            payload = response.json()
+            content = payload["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise LLMBadAnswerError(
+                f"LLM answer is not a chat completion: {response.text[:120]!r}"
+            ) from None
+        if not isinstance(content, str):
+            raise LLMBadAnswerError("LLM answer has no text content")
+        return content, None

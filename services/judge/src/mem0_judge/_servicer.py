@@ -1,0 +1,132 @@
+"""The gRPC face of the judge: validate, bound by the caller's deadline, map failures to codes.
+
+Status codes (the bridge treats every non-OK answer as "no judgement" and proceeds):
+
+| situation                                              | code                |
+|--------------------------------------------------------|---------------------|
+| empty/too long text, too many candidates, unknown field | INVALID_ARGUMENT    |
+| no LLM configured (JUDGE_LLM_BASE_URL/MODEL unset)      | UNAVAILABLE         |
+| LLM unreachable, or 429/5xx after the allowed retries   | UNAVAILABLE         |
+| LLM slower than the caller's deadline or the timeout    | DEADLINE_EXCEEDED   |
+| LLM rejected the request (401, 400, ...: configuration) | FAILED_PRECONDITION |
+| LLM answer not JSON or not of the required schema       | INTERNAL            |
+
+Invalid requests and the no-LLM case answer at once, without touching the LLM.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import NoReturn
+
+import grpc
+
+from mem0_judge._errors import (
+    JudgeError,
+    LLMBadAnswerError,
+    LLMNotConfiguredError,
+    LLMRejectedError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+)
+from mem0_judge._judge import Judge
+from mem0_judge._metrics import LLM_ERRORS
+from mem0_judge._settings import JudgeSettings
+from mem0_judge._validation import InvalidRequestError, check_compare, check_rewrite
+from mem0mcp.judge.v1 import judge_pb2, judge_pb2_grpc
+
+SERVICE_FULL_NAME: str = judge_pb2.DESCRIPTOR.services_by_name["JudgeService"].full_name
+
+NOT_CONFIGURED_MESSAGE = (
+    "judging unavailable: no LLM configured (set JUDGE_LLM_BASE_URL and JUDGE_LLM_MODEL)"
+)
+
+#: Stop this long before the caller's deadline, so the caller gets our explanation, not a bare
+#: DEADLINE_EXCEEDED from its own clock.
+_DEADLINE_MARGIN_SECONDS = 0.02
+
+_CODES: dict[type[JudgeError], grpc.StatusCode] = {
+    LLMNotConfiguredError: grpc.StatusCode.UNAVAILABLE,
+    LLMUnavailableError: grpc.StatusCode.UNAVAILABLE,
+    LLMTimeoutError: grpc.StatusCode.DEADLINE_EXCEEDED,
+    LLMRejectedError: grpc.StatusCode.FAILED_PRECONDITION,
+    LLMBadAnswerError: grpc.StatusCode.INTERNAL,
+}
+
+_VERDICTS = {
+    "SAME": judge_pb2.VERDICT_SAME,
+    "SUPERSEDES": judge_pb2.VERDICT_SUPERSEDES,
+    "UNRELATED": judge_pb2.VERDICT_UNRELATED,
+}
+
+_log = logging.getLogger("mem0_judge.service")
+
+
+def _deadline(context: grpc.aio.ServicerContext) -> float | None:
+    remaining: float | None = context.time_remaining()
+    if remaining is None:
+        return None
+    return time.monotonic() + remaining - _DEADLINE_MARGIN_SECONDS
+
+
+class JudgeServicer(judge_pb2_grpc.JudgeServiceServicer):
+    """`judge` is None when no LLM is configured: every call is then UNAVAILABLE at once."""
+
+    def __init__(self, judge: Judge | None, settings: JudgeSettings) -> None:
+        self._judge = judge
+        self._settings = settings
+
+    async def _fail(
+        self, context: grpc.aio.ServicerContext, operation: str, error: JudgeError
+    ) -> NoReturn:
+        LLM_ERRORS.labels(operation, error.kind).inc()
+        _log.warning("%s: no judgement (%s): %s", operation, error.kind, error)
+        await context.abort(_CODES[type(error)], str(error))
+        raise AssertionError("context.abort returned")  # pragma: no cover
+
+    async def _judge_or_abort(self, context: grpc.aio.ServicerContext, operation: str) -> Judge:
+        if self._judge is None:
+            await self._fail(context, operation, LLMNotConfiguredError(NOT_CONFIGURED_MESSAGE))
+        return self._judge
+
+    async def Compare(  # noqa: N802 - gRPC method name
+        self, request: judge_pb2.CompareRequest, context: grpc.aio.ServicerContext
+    ) -> judge_pb2.CompareResponse:
+        try:
+            check_compare(request, self._settings)
+        except InvalidRequestError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        judge = await self._judge_or_abort(context, "compare")
+        try:
+            judgements = await judge.compare(
+                request.fact, [c.text for c in request.candidates], _deadline(context)
+            )
+        except JudgeError as error:
+            await self._fail(context, "compare", error)
+        return judge_pb2.CompareResponse(
+            judgements=[
+                judge_pb2.Judgement(
+                    memory_id=candidate.memory_id,
+                    verdict=_VERDICTS[judgement.verdict],
+                    reason=judgement.reason,
+                )
+                for candidate, judgement in zip(request.candidates, judgements, strict=True)
+            ]
+        )
+
+    async def Rewrite(  # noqa: N802 - gRPC method name
+        self, request: judge_pb2.RewriteRequest, context: grpc.aio.ServicerContext
+    ) -> judge_pb2.RewriteResponse:
+        try:
+            check_rewrite(request, self._settings)
+        except InvalidRequestError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        judge = await self._judge_or_abort(context, "rewrite")
+        try:
+            rewrite = await judge.rewrite(request.query, _deadline(context))
+        except JudgeError as error:
+            await self._fail(context, "rewrite", error)
+        return judge_pb2.RewriteResponse(
+            statement=rewrite.statement, rewritten=rewrite.rewritten, cached=rewrite.cached
+        )

@@ -1,0 +1,98 @@
+"""The judge's settings: where the LLM is, how hard to lean on it, and what input is accepted."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field, FilePath, field_validator
+from pydantic_settings import SettingsConfigDict
+
+from mem0_common import GrpcServiceSettings
+
+
+class JudgeSettings(GrpcServiceSettings):
+    """Read once from `JUDGE_*` variables at start and passed down.
+
+    With `llm_base_url` or `llm_model` unset the judge still starts, but reports itself NOT_SERVING
+    and answers every call UNAVAILABLE at once: there is deliberately no similarity-threshold
+    fallback, because a threshold cannot tell a restatement from a topically close fact.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="JUDGE_", extra="ignore", frozen=True)
+    service_name: ClassVar[str] = "judge"
+
+    port: int = Field(default=50052, ge=0, le=65535, description="gRPC port; 0 picks a free one.")
+    metrics_port: int = Field(
+        default=9152,
+        ge=-1,
+        le=65535,
+        description="Prometheus metrics HTTP port; 0 picks a free one, -1 turns metrics off.",
+    )
+    llm_base_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible base URL (ending in `/v1`) of the chat endpoint that "
+        "judges; judging is unavailable until it and `JUDGE_LLM_MODEL` are set.",
+    )
+    llm_model: str | None = Field(default=None, description="Chat model id sent to the LLM.")
+    llm_api_key: str | None = Field(
+        default=None, description="Optional API key, sent as `Authorization: Bearer`."
+    )
+    llm_ca_bundle: FilePath | None = Field(
+        default=None,
+        description="Optional PEM CA bundle for an LLM endpoint with a private CA; system CAs "
+        "otherwise.",
+    )
+    llm_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="Per-attempt timeout of one LLM HTTP call; the caller's gRPC deadline, when "
+        "shorter, wins.",
+    )
+    llm_max_retries: int = Field(
+        default=2,
+        ge=0,
+        le=10,
+        description="Retries after a 429, a 5xx or a connection failure, with jittered "
+        "exponential backoff (a `Retry-After` header is honoured).",
+    )
+    llm_max_concurrency: int = Field(
+        default=8,
+        ge=1,
+        description="LLM calls in flight at once; further calls queue (within their deadline), "
+        "so a burst of agents cannot trip the provider's rate limit.",
+    )
+    llm_json_mode: bool = Field(
+        default=True,
+        description="Ask for `response_format: json_object`; turn off for endpoints that reject "
+        "it (answers are parsed leniently either way).",
+    )
+    cache_size: int = Field(
+        default=1024, ge=0, description="Rewrites kept in the LRU cache; 0 disables caching."
+    )
+    cache_ttl_seconds: float = Field(
+        default=3600.0, gt=0, description="How long a cached rewrite is reused."
+    )
+    max_candidates: int = Field(
+        default=32, ge=1, le=256, description="Most candidate memories one Compare call accepts."
+    )
+    max_text_chars: int = Field(
+        default=4000,
+        ge=1,
+        description="Longest fact, candidate text or query accepted, in characters.",
+    )
+
+    @field_validator("llm_base_url", "llm_model", "llm_api_key", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("llm_base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"must be an http:// or https:// URL ending in /v1, not {value!r}")
+        return value
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_base_url) and bool(self.llm_model)

@@ -1,0 +1,83 @@
+"""Reading LLM answers: lenient about wrapping, strict about shape."""
+
+from __future__ import annotations
+
+import time
+from email.utils import formatdate
+from typing import Any
+
+import pytest
+
+from mem0_judge import LLMBadAnswerError, extract_json_object, retry_after_seconds
+from mem0_judge._answers import parse_compare, parse_rewrite
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"statement": "x"}',
+        '```json\n{"statement": "x"}\n```',
+        '<think>the user wants "{...}"</think>{"statement": "x"}',
+        'Sure! Here it is: {"statement": "x"} Hope that helps.',
+        '<reasoning>\nstep 1\n</reasoning>\n```\n{"statement": "x"}\n```',
+    ],
+)
+def test_the_json_object_is_found_inside_fences_and_reasoning(content: str) -> None:
+    assert extract_json_object(content) == {"statement": "x"}
+
+
+@pytest.mark.parametrize("content", ["", "not json", "[1, 2]", '"a string"', "{broken"])
+def test_an_answer_without_a_json_object_is_bad(content: str) -> None:
+    with pytest.raises(LLMBadAnswerError, match="not a JSON object"):
+        extract_json_object(content)
+
+
+def _judgement(id_: int, verdict: str = "SAME", **extra: Any) -> dict[str, Any]:
+    return {"id": id_, "verdict": verdict, "reason": "r", **extra}
+
+
+def test_judgements_come_back_in_candidate_order() -> None:
+    answer = {"judgements": [_judgement(2, "UNRELATED"), _judgement(1, "SUPERSEDES")]}
+    assert [j.verdict for j in parse_compare(answer, 2)] == ["SUPERSEDES", "UNRELATED"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ({"judgements": [_judgement(1, "MAYBE")]}, "judgements.0.verdict"),
+        ({"judgements": [_judgement(1, "same")]}, "judgements.0.verdict"),
+        ({"judgements": [_judgement(1, extra="x")]}, "judgements.0.extra"),
+        ({"judgements": [{"id": "1", "verdict": "SAME"}]}, "judgements.0.id"),
+        ({"verdicts": []}, "judgements"),
+        ({"judgements": [_judgement(1), _judgement(1)]}, "id 1 is repeated"),
+        ({"judgements": [_judgement(1), _judgement(3)]}, "id 3 is not a memory id"),
+        ({"judgements": [_judgement(2)]}, "no judgement for memory ids [1]"),
+        ({"judgements": [_judgement(1, reason="x" * 501)]}, "judgements.0.reason"),
+    ],
+)
+def test_a_compare_answer_off_the_schema_is_bad(answer: dict[str, Any], message: str) -> None:
+    with pytest.raises(LLMBadAnswerError, match="did not match the schema") as caught:
+        parse_compare(answer, 2)
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "answer", [{}, {"statement": ""}, {"statement": "   "}, {"statement": 3}, {"text": "x"}]
+)
+def test_a_rewrite_answer_off_the_schema_is_bad(answer: dict[str, Any]) -> None:
+    with pytest.raises(LLMBadAnswerError, match="did not match the schema"):
+        parse_rewrite(answer)
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [("2", 2.0), ("0.5", 0.5), ("-3", 0.0), (None, None), ("soon", None)],
+)
+def test_retry_after_is_read_as_seconds(header: str | None, seconds: float | None) -> None:
+    assert retry_after_seconds(header) == seconds
+
+
+def test_retry_after_as_an_http_date_is_the_time_until_then() -> None:
+    delay = retry_after_seconds(formatdate(time.time() + 30, usegmt=True))
+    assert delay is not None
+    assert 25 < delay <= 30

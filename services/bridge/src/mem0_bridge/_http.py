@@ -1,0 +1,85 @@
+"""The streamable-HTTP app: bearer authentication and DNS-rebinding protection around /mcp.
+
+/healthz (the process answers) and /readyz (mem0, ranker and judge reachable) stay open so an
+orchestrator can probe without the token; they reveal reachability only.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+
+from mcp.server import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mem0_bridge._settings import LOOPBACK_HOSTS, BridgeSettings
+
+OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+_WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
+
+
+def _host_patterns(host: str) -> list[str]:
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # a bare IPv6 address
+    return [host] if host.endswith(":*") else [host, f"{host}:*"]
+
+
+def transport_security(settings: BridgeSettings) -> TransportSecuritySettings:
+    """Accept loopback names, the bound host and MEM0_ALLOWED_HOSTS; reject other Hosts (421)."""
+    hosts: list[str] = []
+    for name in ["127.0.0.1", "localhost", "::1", *settings.allowed_host_list]:
+        hosts.extend(_host_patterns(name))
+    if settings.http_host not in _WILDCARD_BINDS and settings.http_host not in LOOPBACK_HOSTS:
+        hosts.extend(_host_patterns(settings.http_host))
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+class BearerAuth:
+    """Pure ASGI guard: every HTTP request but the probes needs `Authorization: Bearer <token>`."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope["headers"]).get(b"authorization", b"")
+        if hmac.compare_digest(given, self._expected):
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps(
+            {
+                "error": "unauthorized",
+                "detail": "send Authorization: Bearer <MEM0_HTTP_BEARER_TOKEN>",
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"www-authenticate", b'Bearer realm="mem0-bridge"'),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def build_http_app(server: MCPServer[object], settings: BridgeSettings) -> ASGIApp:
+    """The ASGI app serving MCP at /mcp plus the probes, guarded as the settings say."""
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        transport_security=transport_security(settings),
+        host=settings.http_host,
+    )
+    if settings.http_bearer_token:
+        app = BearerAuth(app, settings.http_bearer_token)
+    return app

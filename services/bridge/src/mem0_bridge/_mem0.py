@@ -1,0 +1,280 @@
+"""Async client of mem0's REST API, with the safety rules the bridge promises.
+
+Redirects are never followed (a trailing-slash redirect could reroute a DELETE onto the
+delete-all route), every request has a timeout, and every failure becomes a `Mem0Error` whose
+message tells an agent what to do about it rather than echoing a status code.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from mem0_bridge._settings import BridgeSettings
+
+#: What mem0's 502 `code` field means, phrased as what the agent can do about it.
+_PROVIDER_CODES = {
+    "provider_auth_failed": "mem0's LLM or embedder rejected its credentials; the operator "
+    "must fix the mem0 server's provider key. Retrying will not help.",
+    "provider_rate_limited": "mem0's LLM provider is rate limiting; wait a minute and retry.",
+    "provider_timeout": "mem0's LLM provider timed out; retry, or add with fewer facts at once.",
+    "provider_unavailable": "mem0's LLM provider is unreachable; retry later or tell the user.",
+    "provider_bad_request": "mem0's LLM provider refused the request; rephrase the text "
+    "(shorter, plain sentences) and retry.",
+    "datastore_unavailable": "mem0's database is unavailable; retry later or tell the user.",
+    "vector_store_unavailable": "mem0's vector store is unavailable; retry later or tell the user.",
+    "unknown": "mem0 failed unexpectedly; retry once, then tell the user.",
+}
+
+
+class Mem0Error(Exception):
+    """A mem0 call failed; `str()` is a message an agent can act on."""
+
+    def __init__(self, message: str, *, status: int | None = None, code: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One memory as mem0 returns it (search hits carry a score, listings do not)."""
+
+    id: str
+    text: str
+    run_id: str | None
+    user_id: str | None
+    created_at: str | None
+    updated_at: str | None
+    score: float | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_api(cls, item: Mapping[str, Any]) -> Memory:
+        score = item.get("score")
+        return cls(
+            id=str(item["id"]),
+            text=str(item.get("memory") or item.get("text") or ""),
+            run_id=item.get("run_id"),
+            user_id=item.get("user_id"),
+            created_at=item.get("created_at"),
+            updated_at=item.get("updated_at"),
+            score=float(score) if isinstance(score, int | float) else None,
+            metadata=item.get("metadata") or {},
+        )
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    event: str
+    old_memory: str | None
+    new_memory: str | None
+    created_at: str | None
+
+
+def _verify(settings: BridgeSettings) -> ssl.SSLContext | bool:
+    if settings.ca_bundle is not None:
+        return ssl.create_default_context(cafile=str(settings.ca_bundle))
+    return not settings.insecure_tls
+
+
+class Mem0Client:
+    """mem0 REST calls; one instance per process, sharing one connection pool."""
+
+    def __init__(
+        self, settings: BridgeSettings, *, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        headers = {"Accept": "application/json"}
+        if settings.api_key:
+            headers["X-API-Key"] = settings.api_key
+        self._settings = settings
+        self._http = httpx.AsyncClient(
+            base_url=settings.api_url,
+            headers=headers,
+            follow_redirects=False,
+            timeout=settings.timeout_seconds,
+            verify=_verify(settings),
+            transport=transport,
+        )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    @property
+    def base_url(self) -> str:
+        return self._settings.api_url
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        what: str,
+        json: Any = None,
+        params: Mapping[str, str | int] | None = None,
+        headers: Mapping[str, str] | None = None,
+        seconds: float | None = None,
+    ) -> Any:
+        try:
+            response = await self._http.request(
+                method,
+                path,
+                json=json,
+                params=params,
+                headers=headers,
+                timeout=seconds if seconds is not None else httpx.USE_CLIENT_DEFAULT,
+            )
+        except httpx.TimeoutException as exc:
+            waited = seconds if seconds is not None else self._settings.timeout_seconds
+            raise Mem0Error(
+                f"mem0 did not answer {what} within {waited:g} s; retry later, or raise "
+                "MEM0_TIMEOUT_SECONDS / MEM0_ADD_TIMEOUT_SECONDS if the server is just slow."
+            ) from exc
+        except httpx.TransportError as exc:
+            raise Mem0Error(
+                f"mem0 is unreachable at {self.base_url} ({type(exc).__name__}); check that the "
+                "mem0 server runs and that MEM0_API_URL points at it."
+            ) from exc
+        if response.is_success:
+            try:
+                return response.json()
+            except ValueError as exc:
+                raise Mem0Error(
+                    f"mem0 answered {what} with a body that is not JSON; check that MEM0_API_URL "
+                    "points at a mem0 REST server."
+                ) from exc
+        raise _error_for(response, what)
+
+    async def add(
+        self, text: str, *, user_id: str, run_id: str, infer: bool, metadata: Mapping[str, Any]
+    ) -> list[tuple[str, str, str]]:
+        """Store `text`; returns (id, memory text, event) for each memory mem0 reports."""
+        body = {
+            "messages": [{"role": "user", "content": text}],
+            "user_id": user_id,
+            "run_id": run_id,
+            "infer": infer,
+            "metadata": dict(metadata),
+        }
+        seconds = self._settings.add_timeout_seconds if infer else self._settings.timeout_seconds
+        answer = await self._request(
+            "POST", "/memories", what="the add", json=body, seconds=seconds
+        )
+        results = answer.get("results", []) if isinstance(answer, dict) else answer
+        return [
+            (str(r["id"]), str(r.get("memory", "")), str(r.get("event", "ADD")))
+            for r in results or []
+            if isinstance(r, dict) and "id" in r
+        ]
+
+    async def search(
+        self, query: str, *, user_id: str, run_id: str | None, top_k: int
+    ) -> list[Memory]:
+        filters: dict[str, str] = {"user_id": user_id}
+        if run_id is not None:
+            filters["run_id"] = run_id
+        answer = await self._request(
+            "POST",
+            "/search",
+            what="the search",
+            json={"query": query, "filters": filters, "top_k": top_k},
+        )
+        return _memories(answer)
+
+    async def list_memories(self, *, user_id: str, run_id: str | None, top_k: int) -> list[Memory]:
+        params: dict[str, str | int] = {"user_id": user_id, "top_k": top_k}
+        if run_id is not None:
+            params["run_id"] = run_id
+        answer = await self._request("GET", "/memories", what="the listing", params=params)
+        return _memories(answer)
+
+    async def get(self, memory_id: str) -> Memory | None:
+        answer = await self._request("GET", f"/memories/{memory_id}", what="the lookup")
+        return Memory.from_api(answer) if isinstance(answer, dict) and answer.get("id") else None
+
+    async def update(self, memory_id: str, text: str) -> None:
+        await self._request("PUT", f"/memories/{memory_id}", what="the update", json={"text": text})
+
+    async def delete(self, memory_id: str) -> None:
+        await self._request("DELETE", f"/memories/{memory_id}", what="the delete")
+
+    async def history(self, memory_id: str) -> list[HistoryEntry]:
+        answer = await self._request(
+            "GET", f"/memories/{memory_id}/history", what="the history lookup"
+        )
+        entries = answer.get("results", []) if isinstance(answer, dict) else answer
+        return [
+            HistoryEntry(
+                event=str(e.get("event", "")),
+                old_memory=e.get("old_memory"),
+                new_memory=e.get("new_memory"),
+                created_at=e.get("created_at"),
+            )
+            for e in entries or []
+            if isinstance(e, dict)
+        ]
+
+    async def reset(self, reset_token: str) -> None:
+        """Wipe the store; the token is forwarded, never stored, and checked by the server."""
+        await self._request(
+            "POST", "/reset", what="the reset", headers={"X-Reset-Token": reset_token}
+        )
+
+    async def ping(self) -> None:
+        """Cheapest authenticated call that proves mem0 answers (no embedding, no LLM)."""
+        await self._request(
+            "GET",
+            "/memories",
+            what="the readiness probe",
+            params={"user_id": self._settings.default_user_id, "top_k": 1},
+        )
+
+
+def _memories(answer: Any) -> list[Memory]:
+    items: Sequence[Any] = answer.get("results", []) if isinstance(answer, dict) else answer or []
+    return [Memory.from_api(item) for item in items if isinstance(item, dict) and "id" in item]
+
+
+def _detail(response: httpx.Response) -> tuple[str, str | None]:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:200], None
+    if isinstance(body, dict):
+        detail = body.get("detail", body.get("message", ""))
+        code = body.get("code")
+        return (str(detail) if detail else ""), (str(code) if code else None)
+    return str(body)[:200], None
+
+
+def _error_for(response: httpx.Response, what: str) -> Mem0Error:
+    status = response.status_code
+    detail, code = _detail(response)
+    if response.is_redirect:
+        location = response.headers.get("location", "?")
+        message = (
+            f"mem0 answered {what} with a redirect to {location}, which the bridge never follows "
+            "(a redirected DELETE could hit the delete-all route); check MEM0_API_URL."
+        )
+    elif status in (401, 403):
+        message = (
+            f"mem0 refused {what} (HTTP {status}): the API key is missing or wrong; the operator "
+            "must set MEM0_API_KEY to a key the mem0 server accepts."
+        )
+    elif status == 404:
+        message = f"mem0 found nothing for {what} (HTTP 404){': ' + detail if detail else ''}."
+    elif status in (400, 409, 422):
+        message = f"mem0 rejected {what} as invalid (HTTP {status}): {detail or 'no detail'}."
+    elif code is not None:
+        advice = _PROVIDER_CODES.get(code, _PROVIDER_CODES["unknown"])
+        message = f"mem0 failed {what} ({code}): {advice}"
+    else:
+        message = (
+            f"mem0 failed {what} (HTTP {status}){': ' + detail if detail else ''}; retry once, "
+            "then tell the user the memory server is failing."
+        )
+    return Mem0Error(message, status=status, code=code)

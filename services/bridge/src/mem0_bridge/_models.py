@@ -1,0 +1,99 @@
+"""What each tool returns as structured content (its output schema is derived from these)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class Hit(BaseModel):
+    id: str
+    text: str
+    namespace: str | None = Field(description="mem0 run_id the memory lives in.")
+    score: float | None = Field(description="Final score (reranked when the ranker answered).")
+    similarity: float | None = Field(description="mem0's similarity score, when searched.")
+    mentions: int | None = Field(default=None, description="Reinforcements the ranker counted.")
+    age: str = Field(description="Age of the newer of updated and created time: <1h, 5h, 3d, 2mo.")
+    created_at: str | None
+    updated_at: str | None
+
+
+class SearchResult(BaseModel):
+    query: str
+    rewritten_query: str | None = Field(
+        description="The statement the question was rewritten to, when it was searched too."
+    )
+    reranked: bool = Field(description="False when the ranker was unavailable (mem0's order).")
+    hits: list[Hit]
+    notes: list[str] = Field(description="Degradations and hints worth telling the user about.")
+
+
+class ListResult(BaseModel):
+    namespaces: list[str] | None = Field(description="run_ids read; null means all (no pins).")
+    hits: list[Hit]
+    notes: list[str]
+
+
+AddAction = Literal["added", "duplicate", "reinforced", "updated", "unchanged"]
+
+
+class AddResult(BaseModel):
+    action: AddAction = Field(
+        description="added: new memory; duplicate: identical text already stored, nothing done; "
+        "reinforced: the judge found the same fact, its mention count grew; updated: the fact "
+        "replaced an older one (same id, history kept); unchanged: mem0 stored nothing."
+    )
+    memory_ids: list[str]
+    namespace: str
+    memories: list[str] = Field(description="Text of the memories added or touched.")
+    previous_text: str | None = Field(default=None, description="The replaced text (updated).")
+    mentions: int | None = Field(default=None, description="Mention count after reinforcing.")
+    notes: list[str]
+
+
+class Pin(BaseModel):
+    id: str
+    text: str
+    namespace: str
+    created_at: str | None
+
+
+class PinResult(BaseModel):
+    action: Literal["pinned", "already_pinned"]
+    pin: Pin
+
+
+class PinsResult(BaseModel):
+    project: str | None
+    global_pins: list[Pin]
+    local_pins: list[Pin]
+    notes: list[str]
+
+
+class ChangeResult(BaseModel):
+    """The outcome of an update, delete or unpin of one memory."""
+
+    action: Literal["updated", "deleted", "unpinned"]
+    memory_id: str
+    namespace: str | None
+    text: str = Field(description="The memory's text now (updated) or before removal.")
+    previous_text: str | None = None
+    notes: list[str]
+
+
+class HistoryEvent(BaseModel):
+    event: str
+    old_text: str | None
+    new_text: str | None
+    at: str | None
+
+
+class HistoryResult(BaseModel):
+    memory_id: str
+    events: list[HistoryEvent]
+
+
+class ResetResult(BaseModel):
+    reset: bool
+    notes: list[str]

@@ -1,0 +1,135 @@
+"""Compact text renderings: what an agent reads. Hits are one tab-separated line each.
+
+`id<TAB>score<TAB>age<TAB>text`, with the age of the newer of updated and created time, so
+staleness is visible at recall time without reading timestamps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from mem0_bridge._models import (
+    AddResult,
+    ChangeResult,
+    HistoryResult,
+    Hit,
+    ListResult,
+    Pin,
+    PinResult,
+    PinsResult,
+    ResetResult,
+    SearchResult,
+)
+
+
+def parse_time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def newest_time(created_at: str | None, updated_at: str | None) -> datetime | None:
+    times = [t for t in (parse_time(created_at), parse_time(updated_at)) if t is not None]
+    return max(times) if times else None
+
+
+def format_age(created_at: str | None, updated_at: str | None, now: datetime | None = None) -> str:
+    """`<1h`, `5h`, `3d`, `2mo`, `3y`; `?` when mem0 gave no usable time."""
+    newest = newest_time(created_at, updated_at)
+    if newest is None:
+        return "?"
+    hours = max(((now or datetime.now(UTC)) - newest).total_seconds(), 0.0) / 3600
+    if hours < 1:
+        return "<1h"
+    if hours < 24:
+        return f"{int(hours)}h"
+    days = hours / 24
+    if days < 60:
+        return f"{int(days)}d"
+    if days < 365:
+        return f"{int(days // 30)}mo"
+    return f"{int(days // 365)}y"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def hit_line(hit: Hit) -> str:
+    score = "-" if hit.score is None else f"{hit.score:.3f}"
+    return f"{hit.id}\t{score}\t{hit.age}\t{_one_line(hit.text)}"
+
+
+def _with_notes(lines: Iterable[str], notes: Iterable[str]) -> str:
+    return "\n".join([*lines, *(f"note: {note}" for note in notes)])
+
+
+def render_search(result: SearchResult) -> str:
+    lines = [hit_line(hit) for hit in result.hits] or [f"no memories match {result.query!r}"]
+    return _with_notes(lines, result.notes)
+
+
+def render_list(result: ListResult) -> str:
+    lines = [hit_line(hit) for hit in result.hits] or ["no memories in this scope"]
+    return _with_notes(lines, result.notes)
+
+
+def render_add(result: AddResult) -> str:
+    ids = ", ".join(result.memory_ids) or "-"
+    head = {
+        "added": f"added {ids} in {result.namespace}",
+        "duplicate": f"duplicate: already stored as {ids}; nothing added",
+        "reinforced": f"reinforced {ids}: the same fact was already stored; nothing added"
+        + (f" (mentions: {result.mentions})" if result.mentions is not None else ""),
+        "updated": f"updated {ids}: replaced {result.previous_text!r}",
+        "unchanged": "unchanged: mem0 stored nothing new",
+    }[result.action]
+    lines = [head, *(f"  {_one_line(text)}" for text in result.memories)]
+    return _with_notes(lines, result.notes)
+
+
+def _pin_line(pin: Pin) -> str:
+    return f"{pin.id}\t{_one_line(pin.text)}"
+
+
+def render_pin(result: PinResult) -> str:
+    verb = "pinned" if result.action == "pinned" else "already pinned"
+    return f"{verb} {result.pin.id} in {result.pin.namespace}: {_one_line(result.pin.text)}"
+
+
+def render_pins(result: PinsResult) -> str:
+    lines = ["global pins:", *(_pin_line(p) for p in result.global_pins)]
+    if not result.global_pins:
+        lines.append("(none)")
+    lines.append(f"pins of project {result.project}:" if result.project else "local pins:")
+    lines.extend(_pin_line(p) for p in result.local_pins)
+    if not result.local_pins:
+        lines.append("(none)")
+    return _with_notes(lines, result.notes)
+
+
+def render_change(result: ChangeResult) -> str:
+    if result.action == "updated":
+        line = f"updated {result.memory_id}: {_one_line(result.text)}"
+    else:
+        line = f"{result.action} {result.memory_id}: {_one_line(result.text)}"
+    return _with_notes([line], result.notes)
+
+
+def render_history(result: HistoryResult) -> str:
+    lines = [
+        f"{e.at or '?'}\t{e.event}\t{_one_line(e.old_text or '')} -> {_one_line(e.new_text or '')}"
+        for e in result.events
+    ]
+    return "\n".join(lines or [f"no history for {result.memory_id}"])
+
+
+def render_reset(result: ResetResult) -> str:
+    return _with_notes(
+        ["the memory store was wiped" if result.reset else "nothing wiped"], result.notes
+    )

@@ -1,0 +1,462 @@
+"""The MCP server: one tool per memory operation, each returning text plus structured content.
+
+`create_server` takes its dependencies (settings, an optional httpx transport for mem0, the
+directory a stdio server derives its project from) so tests build it in process. The lifespan
+owns the long-lived clients: the mem0 HTTP pool and the ranker and judge channels.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, cast
+
+import anyio
+import httpx
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context, ListRoots, Resolve
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from mem0_bridge import _render
+from mem0_bridge._errors import BridgeError
+from mem0_bridge._judge import JudgeClient
+from mem0_bridge._mem0 import Mem0Client, Mem0Error
+from mem0_bridge._memory import MemoryService, Where
+from mem0_bridge._models import (
+    AddResult,
+    ChangeResult,
+    HistoryResult,
+    ListResult,
+    PinResult,
+    PinsResult,
+    ResetResult,
+    SearchResult,
+)
+from mem0_bridge._ranker import RankerClient
+from mem0_bridge._scopes import check_name, derive_project, project_from_roots
+from mem0_bridge._settings import BridgeSettings
+from mem0_common import request_id_var
+
+INSTRUCTIONS = """\
+Long-term memory shared across sessions and agents.
+- At the start of a task call memory_pins: standing rules and facts that always apply.
+- Before re-deriving something (a command, a decision, a convention), memory_search for it.
+- Store durable, self-contained facts with memory_add (one fact per call, no secrets). The
+  server reconciles: a restated fact reinforces the stored one, a changed fact updates it.
+- Scopes: "project" (default; search also reads "global"), "global" (cross-project), "all".
+Hits render as id<TAB>score<TAB>age<TAB>text; ids are UUIDs for update/delete/history."""
+
+
+@dataclass
+class AppState:
+    settings: BridgeSettings
+    service: MemoryService
+    #: The project a stdio server derived from its working directory, if any.
+    derived_project: str | None
+
+
+class _StateBox:
+    """Lets the HTTP probes reach the clients the MCP lifespan opened."""
+
+    current: AppState | None = None
+
+
+# ---- argument types (their descriptions are what the agent reads) ---------------------------
+
+ProjectArg = Annotated[
+    str | None,
+    Field(
+        description="Project scope name (the repository's name). Overrides the one derived from "
+        "the working directory or MCP roots; needed over HTTP when the client shares no roots."
+    ),
+]
+KeyArg = Annotated[
+    str | None,
+    Field(
+        description="Scope key: confines this call to that one namespace, overriding scope and "
+        "project (e.g. one namespace per chat room)."
+    ),
+]
+ReadScope = Annotated[
+    Literal["project", "global", "all"],
+    Field(description='"project" (with global merged in for search), "global", or "all".'),
+]
+WriteScope = Annotated[
+    Literal["project", "global"],
+    Field(
+        description='"project" for facts about this project, "global" for facts that hold '
+        "everywhere (user preferences, machine setup)."
+    ),
+]
+MemoryId = Annotated[str, Field(description="The memory's UUID, from a search or list hit.")]
+
+
+def _result(model: BaseModel, text: str) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=model.model_dump(mode="json"),
+    )
+
+
+@contextmanager
+def _tool_call() -> Iterator[None]:
+    """Give the call a request id (sent on to the ranker and judge) and agent-facing errors."""
+    token = request_id_var.set(uuid.uuid4().hex[:16])
+    try:
+        yield
+    except (BridgeError, Mem0Error) as exc:
+        raise ToolError(str(exc)) from exc
+    finally:
+        request_id_var.reset(token)
+
+
+def _state(ctx: Context) -> AppState:
+    return cast(AppState, ctx.request_context.lifespan_context)
+
+
+def _fixed_project(state: AppState) -> str | None:
+    return state.settings.project or state.derived_project
+
+
+async def _client_roots(ctx: Context, project: str | None, key: str | None) -> ListRoots | None:
+    """Ask the client for its roots only when nothing else names the project."""
+    state = _state(ctx)
+    if project or key or state.settings.scope_key or _fixed_project(state):
+        return None
+    capabilities = ctx.client_capabilities
+    if capabilities is None or capabilities.roots is None:
+        return None
+    return ListRoots()
+
+
+RootsArg = Annotated[ListRootsResult | None, Resolve(_client_roots)]
+
+
+async def _where(
+    state: AppState, project: str | None, key: str | None, roots: ListRootsResult | None
+) -> Where:
+    """Scope key beats everything; then the project argument, MEM0_PROJECT, git/cwd, roots."""
+    scope_key = key if key is not None else state.settings.scope_key
+    if scope_key is not None:
+        return Where(key=check_name(scope_key, "key"), project=None)
+    if project is not None:
+        return Where(key=None, project=check_name(project, "project"))
+    fixed = _fixed_project(state)
+    if fixed is not None:
+        return Where(key=None, project=check_name(fixed, "project"))
+    if roots is not None:
+        uris = [str(root.uri) for root in roots.roots]
+        name = await anyio.to_thread.run_sync(project_from_roots, uris)
+        if name is not None:
+            return Where(key=None, project=check_name(name, "project"))
+    return Where(key=None, project=None)
+
+
+# ---- the tools (module-level; registered with their descriptions in `_TOOLS`) -----------------
+
+
+async def memory_add(
+    ctx: Context,
+    roots: RootsArg,
+    *,
+    text: Annotated[str, Field(description="The fact, as one or a few plain sentences.")],
+    scope: WriteScope = "project",
+    project: ProjectArg = None,
+    key: KeyArg = None,
+) -> Annotated[CallToolResult, AddResult]:
+    with _tool_call():
+        state = _state(ctx)
+        where = await _where(state, project, key, roots)
+        result = await state.service.add(text, scope, where)
+        return _result(result, _render.render_add(result))
+
+
+async def memory_search(
+    ctx: Context,
+    roots: RootsArg,
+    *,
+    query: Annotated[str, Field(description="What to recall: a question or keywords.")],
+    scope: ReadScope = "project",
+    limit: Annotated[int, Field(ge=1, le=50, description="Most hits to return.")] = 10,
+    project: ProjectArg = None,
+    key: KeyArg = None,
+) -> Annotated[CallToolResult, SearchResult]:
+    with _tool_call():
+        state = _state(ctx)
+        where = await _where(state, project, key, roots)
+        result = await state.service.search(query, scope, limit, where)
+        return _result(result, _render.render_search(result))
+
+
+async def memory_list(
+    ctx: Context,
+    roots: RootsArg,
+    *,
+    scope: ReadScope = "project",
+    limit: Annotated[int, Field(ge=1, le=1000, description="Most memories to return.")] = 50,
+    project: ProjectArg = None,
+    key: KeyArg = None,
+) -> Annotated[CallToolResult, ListResult]:
+    with _tool_call():
+        state = _state(ctx)
+        where = await _where(state, project, key, roots)
+        result = await state.service.list_scope(scope, limit, where)
+        return _result(result, _render.render_list(result))
+
+
+async def memory_recent(
+    ctx: Context,
+    roots: RootsArg,
+    *,
+    scope: ReadScope = "project",
+    limit: Annotated[int, Field(ge=1, le=200, description="Most memories to return.")] = 10,
+    project: ProjectArg = None,
+    key: KeyArg = None,
+) -> Annotated[CallToolResult, ListResult]:
+    with _tool_call():
+        state = _state(ctx)
+        where = await _where(state, project, key, roots)
+        result = await state.service.recent(scope, limit, where)
+        return _result(result, _render.render_list(result))
+
+
+async def memory_pin(
+    ctx: Context,
+    roots: RootsArg,
+    *,
+    text: Annotated[str, Field(description="The rule or fact, verbatim.")],
+    scope: Annotated[
+        Literal["local", "global"],
+        Field(description='"local" (default): this project only; "global": everywhere.'),
+    ] = "local",
+    project: ProjectArg = None,
+    key: KeyArg = None,
+) -> Annotated[CallToolResult, PinResult]:
+    with _tool_call():
+        state = _state(ctx)
+        where = await _where(state, project, key, roots)
+        result = await state.service.pin(text, scope, where)
+        return _result(result, _render.render_pin(result))
+
+
+async def memory_pins(
+    ctx: Context,
+    roots: RootsArg,
+    *,
+    project: ProjectArg = None,
+    key: KeyArg = None,
+) -> Annotated[CallToolResult, PinsResult]:
+    with _tool_call():
+        state = _state(ctx)
+        where = await _where(state, project, key, roots)
+        result = await state.service.pins(where)
+        return _result(result, _render.render_pins(result))
+
+
+async def memory_unpin(
+    ctx: Context, memory_id: MemoryId
+) -> Annotated[CallToolResult, ChangeResult]:
+    with _tool_call():
+        result = await _state(ctx).service.unpin(memory_id)
+        return _result(result, _render.render_change(result))
+
+
+async def memory_update(
+    ctx: Context,
+    memory_id: MemoryId,
+    text: Annotated[str, Field(description="The memory's new full text.")],
+) -> Annotated[CallToolResult, ChangeResult]:
+    with _tool_call():
+        result = await _state(ctx).service.update(memory_id, text)
+        return _result(result, _render.render_change(result))
+
+
+async def memory_delete(
+    ctx: Context, memory_id: MemoryId
+) -> Annotated[CallToolResult, ChangeResult]:
+    with _tool_call():
+        result = await _state(ctx).service.delete(memory_id)
+        return _result(result, _render.render_change(result))
+
+
+async def memory_history(
+    ctx: Context, memory_id: MemoryId
+) -> Annotated[CallToolResult, HistoryResult]:
+    with _tool_call():
+        result = await _state(ctx).service.history(memory_id)
+        return _result(result, _render.render_history(result))
+
+
+async def memory_reset(
+    ctx: Context,
+    reset_token: Annotated[
+        str | None, Field(description="The reset token the user gave you for this wipe.")
+    ] = None,
+) -> Annotated[CallToolResult, ResetResult]:
+    with _tool_call():
+        result = await _state(ctx).service.reset(reset_token)
+        return _result(result, _render.render_reset(result))
+
+
+_READ = ToolAnnotations(read_only_hint=True)
+_TOOLS: list[tuple[Any, str, ToolAnnotations]] = [
+    (
+        memory_add,
+        "Store one durable, self-contained fact. Reconciles instead of piling up: an identical "
+        "recent add is reported as a duplicate, a restatement of a stored fact reinforces it, a "
+        "changed fact updates the old memory in place (same id). The answer says which happened "
+        "(added, duplicate, reinforced, updated) with the memory ids.",
+        ToolAnnotations(destructive_hint=False, idempotent_hint=False),
+    ),
+    (
+        memory_search,
+        "Semantic recall. Questions work (they are also searched as the statement that would "
+        "answer them). Results are reranked so reconfirmed and recent facts rank higher. One hit "
+        "per line: id<TAB>score<TAB>age<TAB>text. Pins never appear here.",
+        _READ,
+    ),
+    (
+        memory_list,
+        "List the memories of a scope (unordered; the server caps the page). For recall use "
+        "memory_search; for the latest entries use memory_recent. No pins.",
+        _READ,
+    ),
+    (
+        memory_recent,
+        "The most recently added or updated memories first, to recover recent context without "
+        "a query. One per line: id<TAB>-<TAB>age<TAB>text. No pins.",
+        _READ,
+    ),
+    (
+        memory_pin,
+        "Pin a hard rule or always-needed fact (like an AGENTS.md line): stored verbatim, "
+        "deduped, never decayed, returned by memory_pins and never by search.",
+        ToolAnnotations(destructive_hint=False, idempotent_hint=True),
+    ),
+    (
+        memory_pins,
+        "All pins that apply now: global pins and this project's pins. Call it at the start of "
+        "every task and follow what it returns.",
+        _READ,
+    ),
+    (
+        memory_unpin,
+        "Remove one pin by its id (from memory_pins). Refuses ids of ordinary memories.",
+        ToolAnnotations(destructive_hint=True, idempotent_hint=True),
+    ),
+    (
+        memory_update,
+        "Rewrite one memory by id, keeping its id and history (see memory_history).",
+        ToolAnnotations(destructive_hint=True, idempotent_hint=True),
+    ),
+    (
+        memory_delete,
+        "Delete one memory by id. There is no bulk delete.",
+        ToolAnnotations(destructive_hint=True, idempotent_hint=True),
+    ),
+    (
+        memory_history,
+        "How one memory changed over time (added, updated, deleted), oldest first.",
+        _READ,
+    ),
+    (
+        memory_reset,
+        "Irreversibly wipe the WHOLE memory store (every project, global, pins). Needs the reset "
+        "token, which only the human user holds: never guess it; without it this tool sends "
+        "nothing and tells you to ask.",
+        ToolAnnotations(destructive_hint=True),
+    ),
+]
+
+
+def _probes(box: _StateBox) -> list[tuple[str, Any]]:
+    """/healthz: the process answers. /readyz: mem0, the ranker and the judge answer."""
+
+    async def healthz(_: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(_: Request) -> Response:
+        state = box.current
+        if state is None:
+            return JSONResponse({"status": "starting"}, status_code=503)
+        service = state.service
+        checks: dict[str, str] = {}
+
+        async def mem0_check() -> None:
+            try:
+                await service.mem0.ping()
+            except Mem0Error as exc:
+                checks["mem0"] = str(exc)
+            else:
+                checks["mem0"] = "ok"
+
+        async def grpc_check(name: str, client: RankerClient | JudgeClient) -> None:
+            checks[name] = await client.peer.probe()
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(mem0_check)
+            tasks.start_soon(grpc_check, "ranker", service.ranker)
+            tasks.start_soon(grpc_check, "judge", service.judge)
+        ready = checks["mem0"] == "ok" and all(
+            checks[name] in ("serving", "off") for name in ("ranker", "judge")
+        )
+        return JSONResponse(
+            {"status": "ready" if ready else "not ready", "checks": checks},
+            status_code=200 if ready else 503,
+        )
+
+    return [("/healthz", healthz), ("/readyz", readyz)]
+
+
+def create_server(
+    settings: BridgeSettings,
+    *,
+    mem0_transport: httpx.AsyncBaseTransport | None = None,
+    working_directory: Path | None = None,
+) -> MCPServer[AppState]:
+    """Build the bridge. `working_directory` set means stdio mode: derive the project from it."""
+    box = _StateBox()
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
+        derived = (
+            await anyio.to_thread.run_sync(derive_project, working_directory)
+            if working_directory is not None
+            else None
+        )
+        mem0 = Mem0Client(settings, transport=mem0_transport)
+        ranker = RankerClient(settings.ranker_address, settings.ranker_timeout_seconds)
+        judge = JudgeClient(settings.judge_address, settings.judge_timeout_seconds)
+        state = AppState(
+            settings=settings,
+            service=MemoryService(settings, mem0, ranker, judge),
+            derived_project=derived,
+        )
+        box.current = state
+        try:
+            yield state
+        finally:
+            box.current = None
+            await mem0.aclose()
+            await ranker.aclose()
+            await judge.aclose()
+
+    server: MCPServer[AppState] = MCPServer(
+        "mem0-bridge",
+        instructions=INSTRUCTIONS,
+        version="0.1.0",
+        lifespan=lifespan,
+        log_level=settings.log_level.upper(),  # type: ignore[arg-type]
+    )
+    for fn, description, hints in _TOOLS:
+        server.add_tool(fn, description=description, annotations=hints)
+    for path, endpoint in _probes(box):
+        server.custom_route(path, methods=["GET"])(endpoint)
+    return server

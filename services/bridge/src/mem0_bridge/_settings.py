@@ -1,0 +1,165 @@
+"""The bridge's settings: one typed object read once from `MEM0_*` variables and passed down.
+
+The names of both seed documents are accepted: the first seed's names are primary, the second
+seed's (`MEM0_URL`, `MEM0_USER_ID`, `MCP_TRANSPORT`, `REINFORCEMENT_PREFILTER_THRESHOLD`) are
+aliases, so a deployment written for either keeps working.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import SettingsConfigDict
+
+from mem0_common import ServiceSettings
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+class BridgeSettings(ServiceSettings):
+    """Everything the MCP bridge reads from the environment."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="MEM0_", extra="ignore", frozen=True, populate_by_name=True
+    )
+
+    service_name: ClassVar[str] = "bridge"
+
+    api_url: str = Field(
+        default="http://localhost:8000",
+        validation_alias=AliasChoices("MEM0_API_URL", "MEM0_URL"),
+        description="Base URL of the mem0 REST server (mem0-local or mem0's own server).",
+    )
+    api_key: str | None = Field(
+        default=None,
+        description="Sent to mem0 as `X-API-Key` when set.",
+    )
+    default_user_id: str = Field(
+        default="default",
+        min_length=1,
+        validation_alias=AliasChoices("MEM0_DEFAULT_USER_ID", "MEM0_USER_ID"),
+        description="mem0 `user_id` that owns every memory the bridge reads or writes.",
+    )
+    insecure_tls: bool = Field(
+        default=False,
+        description="`1` skips verifying mem0's TLS certificate; prefer MEM0_CA_BUNDLE.",
+    )
+    ca_bundle: Path | None = Field(
+        default=None,
+        description="Extra CA file (PEM) trusted for mem0's TLS; wins over MEM0_INSECURE_TLS.",
+    )
+    infer: bool = Field(
+        default=True,
+        description="`0` stores added text verbatim, skipping mem0's LLM extraction.",
+    )
+    query_rewrite: bool = Field(
+        default=True,
+        description="`0` turns off rewriting question-style queries into statements (HyDE-lite).",
+    )
+    scope_key: str | None = Field(
+        default=None,
+        description="Pins every operation to this one namespace (run_id), overriding `scope`.",
+    )
+    project: str | None = Field(
+        default=None,
+        description="Fixed project scope, used instead of deriving it from git, cwd or MCP roots.",
+    )
+    timeout_seconds: float = Field(
+        default=10.0, gt=0, description="Timeout of every mem0 request except inferring adds."
+    )
+    add_timeout_seconds: float = Field(
+        default=45.0,
+        gt=0,
+        description="Timeout of a mem0 add that infers (the server runs an LLM call).",
+    )
+    ranker_address: str = Field(
+        default="127.0.0.1:50051",
+        description="host:port of the ranker (gRPC); empty runs without dedupe and reranking.",
+    )
+    judge_address: str = Field(
+        default="127.0.0.1:50052",
+        description="host:port of the judge (gRPC); empty runs without reconcile and rewrite.",
+    )
+    ranker_timeout_seconds: float = Field(
+        default=2.0, gt=0, description="Deadline of each ranker call; past it the bridge degrades."
+    )
+    judge_timeout_seconds: float = Field(
+        default=20.0,
+        gt=0,
+        description="Deadline of each judge Compare call; past it the add proceeds unjudged.",
+    )
+    rewrite_budget_ms: int = Field(
+        default=1500,
+        ge=0,
+        description="Time budget of the query rewrite plus its search; past it, raw results only.",
+    )
+    search_overfetch: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="Search fetches limit x this many hits from mem0 before reranking.",
+    )
+    reinforcement_prefilter_threshold: float = Field(
+        default=0.3,
+        ge=0,
+        le=1,
+        validation_alias=AliasChoices(
+            "MEM0_REINFORCEMENT_PREFILTER_THRESHOLD", "REINFORCEMENT_PREFILTER_THRESHOLD"
+        ),
+        description="mem0 score a stored memory needs to be shown to the judge on add.",
+    )
+    judge_max_candidates: int = Field(
+        default=5, ge=1, le=50, description="Most candidates the judge compares a new fact with."
+    )
+    transport: Literal["stdio", "http"] = Field(
+        default="stdio",
+        validation_alias=AliasChoices("MEM0_TRANSPORT", "MCP_TRANSPORT"),
+        description="`stdio` or `http` (streamable HTTP on MEM0_HTTP_HOST:MEM0_HTTP_PORT/mcp).",
+    )
+    http_host: str = Field(
+        default="127.0.0.1",
+        description="Address the HTTP transport binds; non-loopback needs MEM0_HTTP_BEARER_TOKEN.",
+    )
+    http_port: int = Field(
+        default=8001, ge=0, le=65535, description="HTTP transport port; 0 picks a free one."
+    )
+    http_bearer_token: str | None = Field(
+        default=None,
+        description="Bearer token HTTP clients must send (`Authorization: Bearer ...`).",
+    )
+    allowed_hosts: str = Field(
+        default="",
+        description="Comma list of extra Host values accepted over HTTP (DNS-rebinding guard).",
+    )
+
+    @field_validator("transport", mode="before")
+    @classmethod
+    def _transport_alias(cls, value: object) -> object:
+        # The second seed spells the HTTP transport `streamable-http`.
+        if isinstance(value, str) and value.strip().lower() in {"streamable-http", "http"}:
+            return "http"
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("api_key", "scope_key", "project", "http_bearer_token", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("api_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"MEM0_API_URL must start with http:// or https://, got {value!r}")
+        return value.rstrip("/")
+
+    @property
+    def allowed_host_list(self) -> list[str]:
+        return [part.strip() for part in self.allowed_hosts.split(",") if part.strip()]
+
+    @property
+    def http_on_loopback(self) -> bool:
+        return self.http_host in LOOPBACK_HOSTS

@@ -1,0 +1,119 @@
+"""Degrade, don't fail: without the ranker or the judge the bridge still serves, and says so.
+
+"Down" here is a real address nothing listens on (a port bound, read and released); the kill
+of a running helper mid-session is covered end to end in test_scenarios.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+
+import pytest
+from mcp import Client
+
+from mem0_bridge import create_server
+from tests.bridge._calls import call, call_error
+from tests.bridge.conftest import Stack
+from tests.fakes.llm import FakeLLM
+
+pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow]
+
+
+def _dead_address() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.fixture
+async def without_ranker(stack: Stack) -> AsyncIterator[Client]:
+    settings = stack.settings(project="alpha", ranker_address=_dead_address())
+    async with Client(create_server(settings)) as client:
+        yield client
+
+
+@pytest.fixture
+async def without_judge(stack: Stack) -> AsyncIterator[Client]:
+    settings = stack.settings(project="alpha", judge_address=_dead_address())
+    async with Client(create_server(settings)) as client:
+        yield client
+
+
+async def test_search_without_ranker_falls_back_to_mem0_order_and_says_so(
+    without_ranker: Client,
+) -> None:
+    await call(without_ranker, "memory_add", text="The nightly backup runs at two.")
+    await call(without_ranker, "memory_add", text="Old backup tapes go offsite.")
+    result = await call(without_ranker, "memory_search", query="backup tapes")
+    assert result["reranked"] is False
+    assert any("ranker unavailable" in note for note in result["notes"])
+    similarities = [hit["similarity"] for hit in result["hits"]]
+    assert len(similarities) == 2
+    assert similarities == sorted(similarities, reverse=True)
+    assert [hit["score"] for hit in result["hits"]] == similarities
+
+
+async def test_add_without_ranker_still_stores_and_says_dedupe_was_skipped(
+    without_ranker: Client,
+) -> None:
+    added = await call(without_ranker, "memory_add", text="The nightly backup runs at two.")
+    assert added["action"] == "added"
+    assert any("not checked for exact duplicates" in note for note in added["notes"])
+
+
+async def test_add_without_judge_adds_a_paraphrase_unreconciled_and_says_so(
+    without_judge: Client,
+) -> None:
+    await call(without_judge, "memory_add", text="The API listens on port 8080.")
+    again = await call(without_judge, "memory_add", text="Our API service uses port 8080.")
+    assert again["action"] == "added"
+    assert any("judge unavailable" in note for note in again["notes"])
+
+
+async def test_search_without_judge_skips_the_rewrite_and_says_so(without_judge: Client) -> None:
+    await call(without_judge, "memory_add", text="The API uses port 8080.")
+    result = await call(without_judge, "memory_search", query="what port does the API use?")
+    assert result["rewritten_query"] is None
+    assert result["hits"]
+    assert any("not rewritten" in note for note in result["notes"])
+
+
+async def test_helpers_turned_off_are_not_reported_as_down(stack: Stack) -> None:
+    settings = stack.settings(project="alpha", ranker_address="", judge_address="")
+    async with Client(create_server(settings)) as client:
+        added = await call(client, "memory_add", text="The API uses port 8080.")
+        found = await call(client, "memory_search", query="what port does the API use?")
+    assert added["notes"] == []
+    assert found["notes"] == [
+        "ranker off (MEM0_RANKER_ADDRESS is empty): results are in mem0's similarity order"
+    ]
+
+
+async def test_mem0_down_is_a_clear_error(stack: Stack) -> None:
+    settings = stack.settings(project="alpha", api_url=f"http://{_dead_address()}")
+    async with Client(create_server(settings)) as client:
+        message = await call_error(client, "memory_search", query="anything")
+    assert "mem0 is unreachable" in message
+    assert "MEM0_API_URL" in message
+
+
+async def test_a_slow_rewrite_is_dropped_at_the_latency_budget(stack: Stack, llm: FakeLLM) -> None:
+    settings = stack.settings(project="alpha", rewrite_budget_ms=200)
+    async with Client(create_server(settings)) as client:
+        added = await call(client, "memory_add", text="The API uses port 8080.")
+        llm.set_failure("slow", seconds=3)
+        found = await call(client, "memory_search", query="which port does the API listen on?")
+    assert found["rewritten_query"] is None
+    assert [hit["id"] for hit in found["hits"]] == added["memory_ids"]
+    assert found["notes"] == ["question rewrite skipped: it did not fit the latency budget"]
+
+
+async def test_a_failing_llm_behind_mem0_is_an_actionable_error(
+    client: Client, llm: FakeLLM
+) -> None:
+    llm.set_failure("error500")
+    message = await call_error(client, "memory_add", text="The API uses port 8080.")
+    llm.set_failure(None)
+    assert "mem0 failed the add (provider_" in message
+    assert (await call(client, "memory_list"))["hits"] == []

@@ -1,0 +1,238 @@
+"""End to end over real streamable HTTP and stdio: the official MCP client, a `mem0-bridge`
+process, mem0-local on PostgreSQL + pgvector, the ranker and the judge (on the fake LLM).
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+import pytest
+from mcp import Client, StdioServerParameters
+from psycopg import sql
+
+from tests.bridge._calls import call, call_error, http_client
+from tests.bridge.conftest import Stack, start_judge, start_ranker
+from tests.support.processes import ServiceProcess
+
+pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow]
+
+BRIDGE = str(Path(sys.executable).parent / "mem0-bridge")
+
+
+def _http_env(stack: Stack, **overrides: object) -> dict[str, str]:
+    return {
+        **stack.env(stack.settings(**overrides)),
+        "MEM0_TRANSPORT": "http",
+        "MEM0_HTTP_PORT": "0",
+    }
+
+
+@pytest.fixture(scope="module")
+def bridge(stack: Stack) -> Iterator[ServiceProcess]:
+    with ServiceProcess(["mem0-bridge"], _http_env(stack), ready_timeout=60) as process:
+        yield process
+
+
+def _project() -> str:
+    return f"proj-{uuid.uuid4().hex[:8]}"
+
+
+def _make_stale(stack: Stack, memory_id: str, days: int) -> None:
+    """Test setup: age one memory by rewriting its timestamps where mem0 keeps them.
+
+    Waiting months is not an option, and neither mem0 nor the bridge offers a way to backdate
+    a memory (nor should they); the bridge and ranker under test only read these timestamps.
+    """
+    when = (datetime.now(UTC) - timedelta(days=days)).isoformat()
+    query = sql.SQL(
+        "UPDATE {} SET payload = payload || jsonb_build_object("
+        "'created_at', %s::text, 'updated_at', %s::text) WHERE id = %s"
+    ).format(sql.Identifier(stack.collection))
+    with psycopg.connect(stack.database_url, autocommit=True) as connection:
+        updated = connection.execute(query, (when, when, memory_id)).rowcount
+    assert updated == 1
+
+
+async def test_a_paraphrase_reinforces_instead_of_duplicating(bridge: ServiceProcess) -> None:
+    project = _project()
+    async with http_client(bridge.url) as client:
+        first = await call(
+            client, "memory_add", text="The API listens on port 8080.", project=project
+        )
+        again = await call(
+            client, "memory_add", text="Our API service uses port 8080.", project=project
+        )
+        listed = await call(client, "memory_list", project=project)
+    assert again["action"] == "reinforced"
+    assert [hit["id"] for hit in listed["hits"]] == first["memory_ids"]
+
+
+async def test_a_changed_fact_updates_the_old_memory(bridge: ServiceProcess) -> None:
+    project = _project()
+    async with http_client(bridge.url) as client:
+        first = await call(
+            client, "memory_add", text="The API listens on port 8080.", project=project
+        )
+        memory_id = first["memory_ids"][0]
+        changed = await call(
+            client, "memory_add", text="We moved the API to port 9000.", project=project
+        )
+        found = await call(client, "memory_search", query="API port", project=project)
+        history = await call(client, "memory_history", memory_id=memory_id)
+    assert (changed["action"], changed["memory_ids"]) == ("updated", [memory_id])
+    assert [(hit["id"], hit["text"]) for hit in found["hits"]] == [
+        (memory_id, "We moved the API to port 9000.")
+    ]
+    assert [event["event"] for event in history["events"]] == ["ADD", "UPDATE"]
+
+
+async def test_a_reconfirmed_fact_outranks_a_once_mentioned_one(bridge: ServiceProcess) -> None:
+    project = _project()
+    async with http_client(bridge.url) as client:
+        zebras = await call(client, "memory_add", text="Zebras sleep standing up.", project=project)
+        giraffes = await call(
+            client, "memory_add", text="Giraffes sleep very little.", project=project
+        )
+        for _ in range(3):
+            reconfirmed = await call(
+                client, "memory_add", text="Zebras sleep while standing up.", project=project
+            )
+            assert reconfirmed["action"] == "reinforced"
+        found = await call(
+            client, "memory_search", query="how do giraffes and zebras sleep?", project=project
+        )
+    hits = {hit["id"]: hit for hit in found["hits"]}
+    zebra, giraffe = hits[zebras["memory_ids"][0]], hits[giraffes["memory_ids"][0]]
+    # By similarity alone the once-mentioned fact would win...
+    assert giraffe["similarity"] > zebra["similarity"]
+    # ...but three reconfirmations lift the other above it.
+    assert zebra["mentions"] == 3
+    assert [hit["id"] for hit in found["hits"]] == [zebra["id"], giraffe["id"]]
+
+
+async def test_a_fresh_fact_outranks_an_equally_similar_stale_one(
+    bridge: ServiceProcess, stack: Stack
+) -> None:
+    project = _project()
+    async with http_client(bridge.url) as client:
+        stale = await call(
+            client, "memory_add", text="Koalas sleep most of the day.", project=project
+        )
+        fresh = await call(
+            client, "memory_add", text="Sloths spend their days dozing in trees.", project=project
+        )
+        query = "which animal sleeps most of the day?"
+        before = await call(client, "memory_search", query=query, project=project)
+        _make_stale(stack, stale["memory_ids"][0], days=400)
+        after = await call(client, "memory_search", query=query, project=project)
+    # While both are fresh, the closer match leads...
+    assert [hit["id"] for hit in before["hits"]] == [*stale["memory_ids"], *fresh["memory_ids"]]
+    # ...once it is 400 days old, the fresh fact outranks it, and the age shows it.
+    assert [hit["id"] for hit in after["hits"]] == [*fresh["memory_ids"], *stale["memory_ids"]]
+    assert after["hits"][1]["age"] == "1y"
+
+
+async def test_project_memories_do_not_leak_into_another_project(bridge: ServiceProcess) -> None:
+    mine, theirs = _project(), _project()
+    async with http_client(bridge.url, roots=[f"file:///src/{mine}"]) as client:
+        await call(client, "memory_add", text="The deploy key rotates monthly.")
+    async with http_client(bridge.url, roots=[f"file:///src/{theirs}"]) as client:
+        found = await call(client, "memory_search", query="deploy key rotation")
+        listed = await call(client, "memory_list")
+    assert found["hits"] == []
+    assert listed["hits"] == []
+
+
+async def test_pins_come_back_and_never_show_up_in_search(bridge: ServiceProcess) -> None:
+    project = _project()
+    async with http_client(bridge.url, roots=[f"file:///src/{project}"]) as client:
+        local = await call(client, "memory_pin", text="Never force-push to main.")
+        shared = await call(client, "memory_pin", text="Reply in English.", scope="global")
+        pins = await call(client, "memory_pins")
+        found = [
+            hit["id"]
+            for scope in ("project", "global", "all")
+            for query in ("force-push to main", "reply in English")
+            for hit in (await call(client, "memory_search", query=query, scope=scope))["hits"]
+        ]
+    assert [pin["text"] for pin in pins["local_pins"]] == ["Never force-push to main."]
+    assert shared["pin"]["id"] in [pin["id"] for pin in pins["global_pins"]]
+    assert local["pin"]["id"] not in found
+    assert shared["pin"]["id"] not in found
+
+
+async def test_reset_refuses_without_the_token(bridge: ServiceProcess) -> None:
+    project = _project()
+    async with http_client(bridge.url) as client:
+        added = await call(client, "memory_add", text="The API uses port 8080.", project=project)
+        message = await call_error(client, "memory_reset")
+        listed = await call(client, "memory_list", project=project)
+    assert "ask" in message.lower()
+    assert [hit["id"] for hit in listed["hits"]] == added["memory_ids"]
+
+
+async def test_the_same_memory_is_reached_over_stdio(
+    bridge: ServiceProcess, stack: Stack, tmp_path: Path
+) -> None:
+    settings = stack.settings(project="shared-over-both")
+    env = stack.env(settings)
+    async with Client(StdioServerParameters(command=BRIDGE, env=env, cwd=tmp_path)) as client:
+        added = await call(client, "memory_add", text="Stdio and HTTP share one store.")
+        pins = await call(client, "memory_pin", text="Be brief.")
+        found = await call(client, "memory_search", query="share one store")
+    assert [hit["id"] for hit in found["hits"]] == added["memory_ids"]
+    assert pins["pin"]["namespace"] == "pins:shared-over-both"
+
+
+@pytest.fixture
+def own_ranker(tmp_path: Path) -> Iterator[ServiceProcess]:
+    with start_ranker(tmp_path / "ranker.sqlite3") as process:
+        yield process
+
+
+@pytest.fixture
+def own_judge(stack: Stack) -> Iterator[ServiceProcess]:
+    with start_judge(stack.llm) as process:
+        yield process
+
+
+async def test_killing_the_ranker_mid_run_degrades_search_and_add(
+    stack: Stack, own_ranker: ServiceProcess
+) -> None:
+    env = _http_env(stack, project="kills", ranker_address=f"127.0.0.1:{own_ranker.port}")
+    with ServiceProcess(["mem0-bridge"], env, ready_timeout=60) as bridge:
+        async with http_client(bridge.url) as client:
+            await call(client, "memory_add", text="The nightly backup runs at two.")
+            before = await call(client, "memory_search", query="backup schedule")
+            own_ranker.kill()
+            after = await call(client, "memory_search", query="backup schedule")
+            added = await call(client, "memory_add", text="Old backup tapes go offsite.")
+    assert (before["reranked"], before["notes"]) == (True, [])
+    assert after["reranked"] is False
+    assert any("ranker unavailable" in note for note in after["notes"])
+    assert [hit["id"] for hit in after["hits"]] == [hit["id"] for hit in before["hits"]]
+    assert added["action"] == "added"
+
+
+async def test_killing_the_judge_mid_run_skips_judging_and_rewriting(
+    stack: Stack, own_judge: ServiceProcess
+) -> None:
+    env = _http_env(stack, project="kills", judge_address=f"127.0.0.1:{own_judge.port}")
+    with ServiceProcess(["mem0-bridge"], env, ready_timeout=60) as bridge:
+        async with http_client(bridge.url) as client:
+            await call(client, "memory_add", text="The API listens on port 8080.")
+            judged = await call(client, "memory_add", text="Our API service uses port 8080.")
+            own_judge.kill()
+            unjudged = await call(client, "memory_add", text="The API service listens on 8080.")
+            found = await call(client, "memory_search", query="what port does the API use?")
+    assert judged["action"] == "reinforced"
+    assert unjudged["action"] == "added"
+    assert any("judge unavailable" in note for note in unjudged["notes"])
+    assert found["rewritten_query"] is None
+    assert found["hits"]
+    assert any("not rewritten" in note for note in found["notes"])

@@ -56,3 +56,20 @@ def test_blank_llm_variables_mean_unset(monkeypatch: pytest.MonkeyPatch) -> None
     settings = JudgeSettings()
     assert settings.llm_base_url is None
     assert not settings.llm_configured
+
+
+def test_the_first_seeds_rewrite_variables_configure_the_llm(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in env_names([JudgeSettings]):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MEM0_REWRITE_BASE_URL", "http://llm.internal/v1")
+    monkeypatch.setenv("MEM0_REWRITE_MODEL", "small-model")
+    monkeypatch.setenv("MEM0_REWRITE_API_KEY", "k")
+    settings = JudgeSettings()
+    assert (settings.llm_base_url, settings.llm_model, settings.llm_api_key) == (
+        "http://llm.internal/v1",
+        "small-model",
+        "k",
+    )
+    assert settings.llm_configured

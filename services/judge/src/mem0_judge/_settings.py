@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import Field, FilePath, field_validator
+from pydantic import AliasChoices, Field, FilePath, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from mem0_common import GrpcServiceSettings
@@ -18,7 +18,9 @@ class JudgeSettings(GrpcServiceSettings):
     fallback, because a threshold cannot tell a restatement from a topically close fact.
     """
 
-    model_config = SettingsConfigDict(env_prefix="JUDGE_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix="JUDGE_", extra="ignore", frozen=True, populate_by_name=True
+    )
     service_name: ClassVar[str] = "judge"
 
     port: int = Field(default=50052, ge=0, le=65535, description="gRPC port; 0 picks a free one.")
@@ -28,14 +30,23 @@ class JudgeSettings(GrpcServiceSettings):
         le=65535,
         description="Prometheus metrics HTTP port; 0 picks a free one, -1 turns metrics off.",
     )
+    # The first seed configured its query rewriter with MEM0_REWRITE_*; here the judge rewrites,
+    # so those names are accepted as aliases of the judge's LLM settings.
     llm_base_url: str | None = Field(
         default=None,
+        validation_alias=AliasChoices("JUDGE_LLM_BASE_URL", "MEM0_REWRITE_BASE_URL"),
         description="OpenAI-compatible base URL (ending in `/v1`) of the chat endpoint that "
         "judges; judging is unavailable until it and `JUDGE_LLM_MODEL` are set.",
     )
-    llm_model: str | None = Field(default=None, description="Chat model id sent to the LLM.")
+    llm_model: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("JUDGE_LLM_MODEL", "MEM0_REWRITE_MODEL"),
+        description="Chat model id sent to the LLM.",
+    )
     llm_api_key: str | None = Field(
-        default=None, description="Optional API key, sent as `Authorization: Bearer`."
+        default=None,
+        validation_alias=AliasChoices("JUDGE_LLM_API_KEY", "MEM0_REWRITE_API_KEY"),
+        description="Optional API key, sent as `Authorization: Bearer`.",
     )
     llm_ca_bundle: FilePath | None = Field(
         default=None,

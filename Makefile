@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PYPROJECTS := pyproject.toml protos/pyproject.toml $(wildcard services/*/pyproject.toml)
 
 .PHONY: run test install postgres lint format typecheck protos proto-check env-table \
-        pytest bench bench-ranker bench-judge bench-mem0-local lock clean
+        pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge bench-retrieval lock clean
 
 run: install
 	$(BIN)/python scripts/run_stack.py
@@ -45,7 +45,7 @@ env-table: install
 pytest: install postgres
 	$(BIN)/pytest
 
-bench: bench-mem0-local bench-ranker bench-judge
+bench: bench-mem0-local bench-ranker bench-judge bench-bridge bench-retrieval
 
 bench-mem0-local: install postgres
 	$(BIN)/python -m bench.mem0_local
@@ -55,6 +55,12 @@ bench-ranker: install postgres
 
 bench-judge: install
 	$(BIN)/python -m bench.judge
+
+bench-bridge: install postgres
+	$(BIN)/python -m bench.bridge
+
+bench-retrieval: install postgres
+	$(BIN)/python -m bench.retrieval
 
 # Re-resolve every dependency together after a pyproject.toml change (torch stays the local CPU build).
 lock:

@@ -29,7 +29,9 @@ class CheckDuplicateRequest(_message.Message):
     SCOPE_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
     scope: _builtins.str
+    """Opaque, non-empty, at most RANKER_MAX_SCOPE_LENGTH characters (e.g. "user:u/run:r")."""
     text: _builtins.str
+    """Compared after NFKC, casefold and whitespace collapsing; only its SHA-256 is stored."""
     def __init__(
         self,
         *,
@@ -143,6 +145,7 @@ class ReinforceResponse(_message.Message):
     counted: _builtins.bool
     """False when debounced: the memory was already reinforced within the window."""
     mentions: _builtins.int
+    """Counted reinforcements (restatements) so far; a never reinforced memory has 0."""
     last_reinforced_at: _builtins.str
     """RFC 3339 time of the last counted reinforcement."""
     def __init__(
@@ -172,7 +175,9 @@ class Candidate(_message.Message):
     similarity: _builtins.float
     """mem0's score for this hit, in [0, 1]."""
     created_at: _builtins.str
-    """RFC 3339; updated_at may be empty when mem0 never updated the memory."""
+    """RFC 3339 ("Z", an offset, or naive = UTC); created_at is required, updated_at may be
+    empty when mem0 never updated the memory.
+    """
     updated_at: _builtins.str
     def __init__(
         self,
@@ -199,7 +204,9 @@ class RerankRequest(_message.Message):
     limit: _builtins.int
     """Maximum results to return; 0 means all candidates."""
     @_builtins.property
-    def candidates(self) -> _containers.RepeatedCompositeFieldContainer[Global___Candidate]: ...
+    def candidates(self) -> _containers.RepeatedCompositeFieldContainer[Global___Candidate]:
+        """At most RANKER_MAX_CANDIDATES (default 1000); more is INVALID_ARGUMENT."""
+
     def __init__(
         self,
         *,
@@ -301,7 +308,9 @@ class ForgetRequest(_message.Message):
     SCOPE_FIELD_NUMBER: _builtins.int
     EVERYTHING_FIELD_NUMBER: _builtins.int
     scope: _builtins.str
+    """This scope and every scope nested under it: "user:u" also drops "user:u/run:r"."""
     everything: _builtins.bool
+    """Must be true (a reset)."""
     @_builtins.property
     def memories(self) -> Global___MemoryIds: ...
     def __init__(
@@ -370,6 +379,7 @@ class GetStatsResponse(_message.Message):
     total_mentions: _builtins.int
     dedupe_rows: _builtins.int
     dedupe_hits: _builtins.int
+    """CheckDuplicate calls that found a duplicate, since the database was created."""
     def __init__(
         self,
         *,

@@ -1,0 +1,605 @@
+"""Ranker benchmark: rerank throughput against a bare gRPC echo, table-size independence, dedupe.
+
+Every server runs as its own subprocess, the ranker as `mem0-ranker` with its default settings
+apart from ports, file paths and log level (metrics on), and so does the baseline: a bare
+`grpc.aio` server whose one generic handler returns the request bytes unparsed. The client is
+this process; it sends pre-serialised bytes and does not parse replies, so client cost is the
+same for both and the difference is what the ranker's server side adds.
+
+The headline ranker runs at WARNING: at INFO the shared call interceptor writes one log line
+per call, which costs the server a formatted record and a write, and costs this process the
+reading of that pipe (ServiceProcess pumps the child's stderr into a log file) while the echo
+writes nothing. A second ranker at INFO is measured in the same rounds and reported beside it.
+
+1. throughput: a 50-candidate RerankRequest at 32 calls in flight for a few seconds, echo and
+   rankers interleaved over several rounds (machine noise hits all alike); calls per second,
+   median of the rounds -> `rerank_vs_echo_ratio` (goal >= 0.8) and, at INFO,
+   `rerank_vs_echo_ratio_info_logging`;
+2. table size: two rankers, one on a SQLite file with 1 000 mention rows and one with
+   1 000 000 (bulk-loaded with executemany in one transaction, ids sorted, before the ranker
+   starts), called one at a time, alternating -> `rerank_p50_ratio_1m_vs_1k` (goal <= 1.2);
+   A third baseline, the echo handler inside `mem0_common.GrpcServer` (interceptor, metrics),
+   splits the gap into shared plumbing and the ranker's own work;
+   the same on PostgreSQL (rows loaded with COPY) -> `pg_rerank_p50_ratio_1m_vs_1k`;
+3. dedupe: sequential CheckDuplicate calls, half of them duplicates -> `dedupe_p50_ms`,
+   `dedupe_p99_ms`; the echo's sequential latency is measured alongside for reference.
+
+`python -m bench.ranker` (or `make bench-ranker`) prints a table, writes bench/results/ranker.json
+and bench/results/ranker.png. `--quick` shortens every phase (for a smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import grpc
+import psycopg
+
+from mem0_common import (
+    GrpcServer,
+    GrpcServiceSettings,
+    ServiceProcess,
+    ServiceRegistration,
+    announce_listening,
+    configure_logging,
+)
+from mem0_ranker._postgres import PostgresStore
+from mem0_ranker._sqlite import SqliteStore
+from mem0mcp.ranker.v1 import ranker_pb2 as pb
+from tests.support.postgres import temporary_database
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+ECHO_METHOD = "/bench.Echo/Echo"
+RERANK_METHOD = "/mem0mcp.ranker.v1.RankerService/Rerank"
+DEDUPE_METHOD = "/mem0mcp.ranker.v1.RankerService/CheckDuplicate"
+CANDIDATES = 50
+IN_FLIGHT = 32
+SMALL_TABLE = 1_000
+LARGE_TABLE = 1_000_000
+SCOPE = "user:bench"
+
+Call = Callable[[bytes], Awaitable[bytes]]
+
+
+# --- the baseline servers -----------------------------------------------------------------------
+
+
+async def _echo_handler(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+    return request
+
+
+def _add_echo(servicer: object, server: grpc.aio.Server) -> None:
+    handlers = {"Echo": grpc.unary_unary_rpc_method_handler(_echo_handler)}
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Echo", handlers),))
+
+
+async def _serve_echo(plumbed: bool) -> None:
+    """The request bytes straight back, unparsed.
+
+    Bare: a plain `grpc.aio` server, the baseline of the goal. Plumbed: the same handler inside
+    `mem0_common.GrpcServer` (call interceptor, metrics, health, reflection) at WARNING, which
+    shows how much of the gap is the shared plumbing and how much the ranker's own work.
+    """
+    if plumbed:
+        configure_logging("WARNING")
+        settings = GrpcServiceSettings(port=0, metrics_port=0)
+        plumbed_server = GrpcServer(
+            "echo", [ServiceRegistration("bench.Echo", None, _add_echo)], settings
+        )
+        await plumbed_server.start()
+        announce_listening("echo", f"grpc://{plumbed_server.address}")
+        await asyncio.Event().wait()
+    server = grpc.aio.server()
+    _add_echo(None, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    announce_listening("echo", f"grpc://127.0.0.1:{port}")
+    await server.wait_for_termination()
+
+
+# --- data ---------------------------------------------------------------------------------------
+
+
+def _memory_ids(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return sorted(str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(count))
+
+
+def _mention_rows(ids: list[str]) -> Iterator[tuple[str, str, int, float]]:
+    now = time.time()
+    rng = random.Random(7)
+    for i, memory_id in enumerate(ids):
+        yield (
+            memory_id,
+            f"{SCOPE}/run:{i % 100}",
+            rng.randint(1, 20),
+            now - rng.uniform(0, 365) * 86400,
+        )
+
+
+def load_mentions(path: Path, count: int) -> list[str]:
+    """A ranker SQLite file with `count` mention rows; returns their ids.
+
+    The schema comes from the ranker itself (its migrations); the rows are bulk-loaded in one
+    transaction with executemany, ids pre-sorted so the primary-key B-tree is appended to.
+    """
+
+    async def migrate() -> None:
+        store = await SqliteStore.open(path)
+        await store.close()
+
+    asyncio.run(migrate())
+    ids = _memory_ids(count, seed=count)
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            conn.executemany(
+                "INSERT INTO ranker_mentions (memory_id, scope, mentions, last_reinforced_at)"
+                " VALUES (?, ?, ?, ?)",
+                _mention_rows(ids),
+            )
+    finally:
+        conn.close()
+    return ids
+
+
+def load_mentions_postgres(url: str, count: int) -> list[str]:
+    """The same rows into a PostgreSQL database, with COPY, then VACUUM ANALYZE."""
+
+    async def migrate() -> None:
+        store = await PostgresStore.open(url, max_size=1)
+        await store.close()
+
+    asyncio.run(migrate())
+    ids = _memory_ids(count, seed=count)
+    with psycopg.connect(url) as conn:
+        with (
+            conn.cursor() as cur,
+            cur.copy(
+                "COPY ranker_mentions (memory_id, scope, mentions, last_reinforced_at) FROM STDIN"
+            ) as copy,
+        ):
+            for row in _mention_rows(ids):
+                copy.write_row(row)
+        conn.commit()
+        conn.autocommit = True
+        # What autovacuum does to a settled table: statistics, and the visibility map that
+        # lets lookups be index-only scans.
+        conn.execute("VACUUM ANALYZE ranker_mentions")
+    return ids
+
+
+def rerank_payloads(ids: list[str], count: int, seed: int) -> list[bytes]:
+    rng = random.Random(seed)
+    payloads = []
+    for _ in range(count):
+        candidates = [
+            pb.Candidate(
+                memory_id=memory_id,
+                similarity=rng.uniform(0.3, 0.9),
+                created_at="2026-03-01T10:00:00.123456-08:00",
+                updated_at="2026-09-01T10:00:00.654321-07:00",
+            )
+            for memory_id in rng.sample(ids, CANDIDATES)
+        ]
+        payloads.append(pb.RerankRequest(candidates=candidates, limit=10).SerializeToString())
+    return payloads
+
+
+# --- measurement ----------------------------------------------------------------------------------
+
+
+@contextmanager
+def _channel_call(port: int, method: str) -> Iterator[tuple[grpc.aio.Channel, Call]]:
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    # No serializers: bytes go out and come back as they are, for echo and ranker alike.
+    yield channel, channel.unary_unary(method)
+
+
+async def throughput(port: int, method: str, payload: bytes, seconds: float) -> float:
+    """Calls per second with IN_FLIGHT calls always outstanding (after a short warm-up)."""
+    with _channel_call(port, method) as (channel, call):
+        async with channel:
+            await asyncio.gather(*(call(payload) for _ in range(IN_FLIGHT * 4)))
+            done = 0
+            deadline = time.perf_counter() + seconds
+
+            async def worker() -> None:
+                nonlocal done
+                while time.perf_counter() < deadline:
+                    await call(payload)
+                    done += 1
+
+            start = time.perf_counter()
+            await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
+            return done / (time.perf_counter() - start)
+
+
+async def _timed_calls(call: Call, payloads: list[bytes]) -> list[float]:
+    out = []
+    for payload in payloads:
+        start = time.perf_counter()
+        await call(payload)
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+async def latencies(port: int, method: str, payloads: list[bytes]) -> list[float]:
+    """Milliseconds per call, one call at a time (after a short warm-up)."""
+    with _channel_call(port, method) as (channel, call):
+        async with channel:
+            await _timed_calls(call, payloads[:20])
+            return await _timed_calls(call, payloads)
+
+
+async def alternating_latencies(
+    servers: dict[str, tuple[int, str]], payloads: dict[str, list[bytes]], chunk: int = 50
+) -> dict[str, list[float]]:
+    """Sequential latencies of several (port, method) servers, measured in alternating chunks."""
+    channels = {
+        name: grpc.aio.insecure_channel(f"127.0.0.1:{port}") for name, (port, _) in servers.items()
+    }
+    calls: dict[str, Call] = {
+        name: channels[name].unary_unary(method) for name, (_, method) in servers.items()
+    }
+    try:
+        for name, call in calls.items():
+            await _timed_calls(call, payloads[name][:20])
+        out: dict[str, list[float]] = {name: [] for name in servers}
+        total = len(next(iter(payloads.values())))
+        for offset in range(0, total, chunk):
+            for name, call in calls.items():
+                out[name] += await _timed_calls(call, payloads[name][offset : offset + chunk])
+        return out
+    finally:
+        for channel in channels.values():
+            await channel.close()
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def _ranker(db_path: Path, log_level: str) -> ServiceProcess:
+    env = {
+        "RANKER_PORT": "0",
+        "RANKER_METRICS_PORT": "0",
+        "RANKER_DB_PATH": str(db_path),
+        "RANKER_DATABASE_URL": "",
+        "RANKER_LOG_LEVEL": log_level,
+    }
+    return ServiceProcess(["mem0-ranker"], env, ready_timeout=60)
+
+
+def _ranker_pg(url: str) -> ServiceProcess:
+    env = {
+        "RANKER_PORT": "0",
+        "RANKER_METRICS_PORT": "0",
+        "RANKER_DATABASE_URL": url,
+        "RANKER_LOG_LEVEL": "WARNING",
+    }
+    return ServiceProcess(["mem0-ranker"], env, ready_timeout=60)
+
+
+def _echo(kind: str = "bare") -> ServiceProcess:
+    return ServiceProcess(
+        [sys.executable, "-m", "bench.ranker", "--serve-echo", kind], {}, ready_timeout=60, cwd=ROOT
+    )
+
+
+def _progress(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+# --- phases -------------------------------------------------------------------------------------
+
+
+def _postgres_phase(large: int, sequential_calls: int) -> dict[str, Any]:
+    """Rerank p50 at 1k and at `large` rows on PostgreSQL: two rankers, alternating calls."""
+    with (
+        temporary_database("mem0mcp_bench_ranker_1k", vector=False) as small_url,
+        temporary_database("mem0mcp_bench_ranker_1m", vector=False) as large_url,
+    ):
+        _progress(f"postgres: loading {SMALL_TABLE:,} and {large:,} mention rows (COPY)")
+        started = time.perf_counter()
+        small_ids = load_mentions_postgres(small_url, SMALL_TABLE)
+        large_ids = load_mentions_postgres(large_url, large)
+        load_seconds = time.perf_counter() - started
+        _progress(f"postgres: loaded in {load_seconds:.1f} s")
+        with _ranker_pg(small_url) as small, _ranker_pg(large_url) as big:
+            _progress(f"postgres: rerank latency, {sequential_calls} calls per table size")
+            by_table = asyncio.run(
+                alternating_latencies(
+                    {"1k": (small.port, RERANK_METHOD), "1m": (big.port, RERANK_METHOD)},
+                    {
+                        "1k": rerank_payloads(small_ids, sequential_calls, seed=5),
+                        "1m": rerank_payloads(large_ids, sequential_calls, seed=6),
+                    },
+                )
+            )
+    p50_1k, p50_1m = statistics.median(by_table["1k"]), statistics.median(by_table["1m"])
+    return {
+        "pg_rerank_p50_ms_1k": round(p50_1k, 3),
+        "pg_rerank_p50_ms_1m": round(p50_1m, 3),
+        "pg_rerank_p50_ratio_1m_vs_1k": round(p50_1m / p50_1k, 3),
+        "pg_load_seconds": round(load_seconds, 2),
+    }
+
+
+def run(quick: bool) -> dict[str, Any]:
+    rounds, seconds = (2, 1.5) if quick else (5, 4.0)
+    sequential_calls = 300 if quick else 2000
+    large = 20_000 if quick else LARGE_TABLE
+    with tempfile.TemporaryDirectory(prefix="bench-ranker-") as tmp:
+        dbs = {name: Path(tmp) / f"{name}.sqlite3" for name in ("small", "logged", "large")}
+        _progress(f"loading {SMALL_TABLE:,} mention rows (twice: one file per ranker)")
+        small_ids = load_mentions(dbs["small"], SMALL_TABLE)
+        load_mentions(dbs["logged"], SMALL_TABLE)
+        _progress(f"loading {large:,} mention rows (executemany, one transaction)")
+        started = time.perf_counter()
+        large_ids = load_mentions(dbs["large"], large)
+        load_seconds = time.perf_counter() - started
+        _progress(f"loaded in {load_seconds:.1f} s ({large / load_seconds:,.0f} rows/s)")
+
+        with (
+            _echo() as echo,
+            _echo("plumbed") as plumbed,
+            _ranker(dbs["small"], "WARNING") as small,
+            _ranker(dbs["logged"], "INFO") as logged,
+            _ranker(dbs["large"], "WARNING") as big,
+        ):
+            ports = {
+                "echo": echo.port,
+                "plumbed_echo": plumbed.port,
+                "1k": small.port,
+                "1k_info": logged.port,
+                "1m": big.port,
+            }
+            result = asyncio.run(
+                _measure(
+                    ports,
+                    small_ids,
+                    large_ids,
+                    rounds=rounds,
+                    seconds=seconds,
+                    sequential_calls=sequential_calls,
+                )
+            )
+    result.update(_postgres_phase(large, sequential_calls))
+    result["config"] = {
+        "candidates": CANDIDATES,
+        "in_flight": IN_FLIGHT,
+        "rounds": rounds,
+        "seconds_per_round": seconds,
+        "sequential_calls": sequential_calls,
+        "small_table_rows": SMALL_TABLE,
+        "large_table_rows": large,
+        "large_table_load_seconds": round(load_seconds, 2),
+        "backend": "sqlite; default settings but ports, file and log level; metrics on",
+        "log_level": "WARNING (per-call log lines off) for the headline; INFO run reported too",
+        "servers": "each a subprocess; client in the bench process sends raw bytes",
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "grpcio": grpc.__version__,
+    }
+    return result
+
+
+async def _measure(
+    ports: dict[str, int],
+    small_ids: list[str],
+    large_ids: list[str],
+    *,
+    rounds: int,
+    seconds: float,
+    sequential_calls: int,
+) -> dict[str, Any]:
+    payload = rerank_payloads(small_ids, 1, seed=1)[0]
+    targets = {
+        "echo": (ports["echo"], ECHO_METHOD),
+        "plumbed_echo": (ports["plumbed_echo"], ECHO_METHOD),
+        "rerank": (ports["1k"], RERANK_METHOD),
+        "rerank_info": (ports["1k_info"], RERANK_METHOD),
+    }
+    rates: dict[str, list[float]] = {name: [] for name in targets}
+    for round_number in range(1, rounds + 1):
+        for name, (port, method) in targets.items():
+            rates[name].append(await throughput(port, method, payload, seconds))
+        _progress(
+            f"throughput round {round_number}/{rounds}: "
+            + ", ".join(f"{name} {values[-1]:,.0f}/s" for name, values in rates.items())
+        )
+
+    _progress(f"rerank latency, {sequential_calls} calls per table size, alternating")
+    by_table = await alternating_latencies(
+        {
+            "1k": (ports["1k"], RERANK_METHOD),
+            "1m": (ports["1m"], RERANK_METHOD),
+            "echo": (ports["echo"], ECHO_METHOD),
+        },
+        {
+            "1k": rerank_payloads(small_ids, sequential_calls, seed=2),
+            "1m": rerank_payloads(large_ids, sequential_calls, seed=3),
+            "echo": rerank_payloads(small_ids, sequential_calls, seed=4),
+        },
+    )
+
+    _progress(f"dedupe latency, {sequential_calls} CheckDuplicate calls (half duplicates)")
+    dedupe_ms = await _dedupe(ports["1k"], sequential_calls)
+
+    median = {name: statistics.median(values) for name, values in rates.items()}
+    p50_1k = statistics.median(by_table["1k"])
+    p50_1m = statistics.median(by_table["1m"])
+    return {
+        "rerank_vs_echo_ratio": round(median["rerank"] / median["echo"], 3),
+        "rerank_p50_ratio_1m_vs_1k": round(p50_1m / p50_1k, 3),
+        "dedupe_p50_ms": round(statistics.median(dedupe_ms), 3),
+        "dedupe_p99_ms": round(percentile(dedupe_ms, 99), 3),
+        "rerank_vs_echo_ratio_info_logging": round(median["rerank_info"] / median["echo"], 3),
+        "echo_calls_per_second": round(median["echo"], 1),
+        "rerank_calls_per_second": round(median["rerank"], 1),
+        "rerank_info_logging_calls_per_second": round(median["rerank_info"], 1),
+        "plumbed_echo_calls_per_second": round(median["plumbed_echo"], 1),
+        "plumbed_echo_vs_echo_ratio": round(median["plumbed_echo"] / median["echo"], 3),
+        "rerank_vs_plumbed_echo_ratio": round(median["rerank"] / median["plumbed_echo"], 3),
+        "rounds_calls_per_second": {
+            name: [round(v, 1) for v in values] for name, values in rates.items()
+        },
+        "rerank_p50_ms_1k": round(p50_1k, 3),
+        "rerank_p50_ms_1m": round(p50_1m, 3),
+        "rerank_p99_ms_1k": round(percentile(by_table["1k"], 99), 3),
+        "rerank_p99_ms_1m": round(percentile(by_table["1m"], 99), 3),
+        "echo_p50_ms_sequential": round(statistics.median(by_table["echo"]), 3),
+        "dedupe_hit_p50_ms": round(statistics.median(dedupe_ms[0::2]), 3),
+        "dedupe_miss_p50_ms": round(statistics.median(dedupe_ms[1::2]), 3),
+        "goals": {"rerank_vs_echo_ratio": ">= 0.8", "rerank_p50_ratio_1m_vs_1k": "<= 1.2"},
+        "_samples": {
+            "rerank_1k": by_table["1k"],
+            "rerank_1m": by_table["1m"],
+            "echo": by_table["echo"],
+            "dedupe": dedupe_ms,
+        },
+    }
+
+
+async def _dedupe(port: int, calls: int) -> list[float]:
+    """Record `calls // 2` texts, then check them interleaved with as many never-stored ones."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        record = channel.unary_unary("/mem0mcp.ranker.v1.RankerService/RecordStored")
+        half = calls // 2
+        for i in range(half):
+            await record(
+                pb.RecordStoredRequest(
+                    scope=SCOPE, text=f"stored fact number {i}", memory_id=f"m-{i}"
+                ).SerializeToString()
+            )
+    payloads = []
+    for i in range(half):
+        payloads.append(
+            pb.CheckDuplicateRequest(
+                scope=SCOPE, text=f"Stored  fact number {i}"
+            ).SerializeToString()
+        )
+        payloads.append(
+            pb.CheckDuplicateRequest(scope=SCOPE, text=f"new fact number {i}").SerializeToString()
+        )
+    return await latencies(port, DEDUPE_METHOD, payloads)
+
+
+# --- report -------------------------------------------------------------------------------------
+
+
+def print_table(result: dict[str, Any]) -> None:
+    large = result["config"]["large_table_rows"]
+    rows = [
+        (
+            "echo, 50-candidate payload, 32 in flight",
+            f"{result['echo_calls_per_second']:,.0f} calls/s",
+        ),
+        (
+            "rerank, 50 candidates, 32 in flight",
+            f"{result['rerank_calls_per_second']:,.0f} calls/s",
+        ),
+        ("rerank / echo (goal >= 0.8)", f"{result['rerank_vs_echo_ratio']:.3f}"),
+        (
+            "echo in mem0_common.GrpcServer",
+            f"{result['plumbed_echo_calls_per_second']:,.0f} calls/s",
+        ),
+        ("  plumbed echo / bare echo", f"{result['plumbed_echo_vs_echo_ratio']:.3f}"),
+        ("  rerank / plumbed echo", f"{result['rerank_vs_plumbed_echo_ratio']:.3f}"),
+        (
+            "rerank at INFO (a log line per call)",
+            f"{result['rerank_info_logging_calls_per_second']:,.0f} calls/s",
+        ),
+        ("rerank at INFO / echo", f"{result['rerank_vs_echo_ratio_info_logging']:.3f}"),
+        ("rerank p50, 1 000 rows", f"{result['rerank_p50_ms_1k']:.3f} ms"),
+        (f"rerank p50, {large:,} rows", f"{result['rerank_p50_ms_1m']:.3f} ms"),
+        ("rerank p50 1M / 1k (goal <= 1.2)", f"{result['rerank_p50_ratio_1m_vs_1k']:.3f}"),
+        ("postgres: rerank p50, 1 000 rows", f"{result['pg_rerank_p50_ms_1k']:.3f} ms"),
+        (f"postgres: rerank p50, {large:,} rows", f"{result['pg_rerank_p50_ms_1m']:.3f} ms"),
+        ("postgres: rerank p50 1M / 1k", f"{result['pg_rerank_p50_ratio_1m_vs_1k']:.3f}"),
+        ("echo p50, sequential", f"{result['echo_p50_ms_sequential']:.3f} ms"),
+        ("dedupe check p50", f"{result['dedupe_p50_ms']:.3f} ms"),
+        ("dedupe check p99", f"{result['dedupe_p99_ms']:.3f} ms"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    print()
+    for name, value in rows:
+        print(f"{name:<{width}}  {value:>16}")
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    import matplotlib  # noqa: PLC0415 - only the plot needs it
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    figure, (bars, cdf) = plt.subplots(1, 2, figsize=(12, 4.5))
+    names = ["bare echo", "plumbed echo", "rerank", "rerank, INFO log"]
+    rates = [
+        result["echo_calls_per_second"],
+        result["plumbed_echo_calls_per_second"],
+        result["rerank_calls_per_second"],
+        result["rerank_info_logging_calls_per_second"],
+    ]
+    bars.bar(names, rates, color=["#999999", "#bbbbbb", "#3060c0", "#90a8e0"])
+    for x, rate in enumerate(rates):
+        bars.text(x, rate, f"{rate:,.0f}", ha="center", va="bottom")
+    bars.set_ylabel("calls per second (32 in flight)")
+    bars.set_title(f"50-candidate rerank vs bare echo: {result['rerank_vs_echo_ratio']:.2f}")
+    samples = result["_samples"]
+    for label, key in [
+        ("echo", "echo"),
+        ("rerank, 1k rows", "rerank_1k"),
+        ("rerank, 1M rows", "rerank_1m"),
+        ("dedupe check", "dedupe"),
+    ]:
+        values = sorted(samples[key])
+        cdf.plot(values, [i / len(values) for i in range(1, len(values) + 1)], label=label)
+    cdf.set_xscale("log")
+    cdf.set_xlabel("latency, ms (one call at a time, log scale)")
+    cdf.set_ylabel("fraction of calls")
+    cdf.set_title("sequential latency CDF")
+    cdf.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="short phases, 20k-row large table")
+    parser.add_argument("--serve-echo", choices=["bare", "plumbed"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_echo:
+        asyncio.run(_serve_echo(args.serve_echo == "plumbed"))
+        return
+    result = run(args.quick)
+    print_table(result)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    plot(result, RESULTS / "ranker.png")
+    public = {k: v for k, v in result.items() if not k.startswith("_")}
+    (RESULTS / "ranker.json").write_text(json.dumps(public, indent=2) + "\n")
+    print(f"\nwrote {RESULTS / 'ranker.json'} and {RESULTS / 'ranker.png'}")
+
+
+if __name__ == "__main__":
+    main()

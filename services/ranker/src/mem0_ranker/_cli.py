@@ -1,0 +1,20 @@
+"""`mem0-ranker`: serve until SIGTERM/SIGINT, then drain calls and close the store."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mem0_common import configure_logging, serve_until_signalled
+from mem0_ranker._service import create_server, open_store
+from mem0_ranker._settings import RankerSettings
+
+
+async def _serve(settings: RankerSettings) -> None:
+    store = await open_store(settings)
+    await serve_until_signalled(create_server(settings, store), on_stopped=store.close)
+
+
+def main() -> None:
+    settings = RankerSettings()
+    configure_logging(settings.log_level)
+    asyncio.run(_serve(settings))

@@ -1,0 +1,216 @@
+"""The shared backend: PostgreSQL, so several ranker replicas can serve behind one address.
+
+Every write is one atomic statement (or one transaction), so replicas need no coordination: the
+reinforce upsert takes the row lock, re-checks the debounce under it and increments in place,
+which is why two replicas reinforcing the same memory at once never lose an increment.
+Connections run in autocommit mode: a single-statement write is committed when it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from psycopg import AsyncConnection
+from psycopg.rows import TupleRow
+from psycopg_pool import AsyncConnectionPool
+
+from mem0_ranker._coalescing import CoalescedLookup
+from mem0_ranker._scoring import MentionRecord
+from mem0_ranker._store import (
+    Forgotten,
+    Reinforcement,
+    Stats,
+    Store,
+    StoredText,
+    scope_prefix_bounds,
+)
+
+#: Versioned schema steps; a released step is never edited, only followed by a new one.
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (
+        1,
+        [
+            # The key carries the two columns a rerank reads, so the lookup is an index-only
+            # scan (once autovacuum marked the pages all-visible) and never visits the heap.
+            """CREATE TABLE ranker_mentions (
+                memory_id text COLLATE "C" NOT NULL,
+                scope text COLLATE "C" NOT NULL,
+                mentions bigint NOT NULL,
+                last_reinforced_at double precision NOT NULL,
+                CONSTRAINT ranker_mentions_pkey PRIMARY KEY (memory_id)
+                    INCLUDE (mentions, last_reinforced_at)
+            )""",
+            # Byte order ("C") everywhere: ids and keys compare as bytes (cheap, and the same
+            # as SQLite), and the nested-scope range scan is exact and index-served.
+            "CREATE INDEX ranker_mentions_scope ON ranker_mentions (scope)",
+            """CREATE TABLE ranker_dedupe (
+                scope text COLLATE "C" NOT NULL,
+                content_key text COLLATE "C" NOT NULL,
+                memory_id text COLLATE "C" NOT NULL,
+                stored_at double precision NOT NULL,
+                PRIMARY KEY (scope, content_key)
+            )""",
+            "CREATE INDEX ranker_dedupe_memory ON ranker_dedupe (memory_id)",
+            "CREATE TABLE ranker_counters (name text PRIMARY KEY, value bigint NOT NULL)",
+            "INSERT INTO ranker_counters (name, value) VALUES ('dedupe_hits', 0)",
+        ],
+    ),
+]
+
+#: Replicas starting together serialise their migrations on this advisory lock key.
+_MIGRATION_LOCK = 0x6D656D30_72616E6B
+
+#: One primary-key index probe per id, so the cost does not grow with the table (a test
+#: checks the plan).
+MENTIONS_QUERY = (
+    "SELECT memory_id, mentions, last_reinforced_at FROM ranker_mentions WHERE memory_id = ANY(%s)"
+)
+
+_REINFORCE = """
+INSERT INTO ranker_mentions AS m (memory_id, scope, mentions, last_reinforced_at)
+VALUES (%(id)s, %(scope)s, 1, %(now)s)
+ON CONFLICT (memory_id) DO UPDATE
+    SET mentions = m.mentions + 1,
+        last_reinforced_at = greatest(m.last_reinforced_at, excluded.last_reinforced_at)
+    WHERE abs(excluded.last_reinforced_at - m.last_reinforced_at) >= %(debounce)s
+RETURNING mentions, last_reinforced_at
+"""
+
+
+async def _migrate(conn: AsyncConnection[TupleRow]) -> None:
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS ranker_schema_version (version integer NOT NULL)"
+        )
+        cur = await conn.execute("SELECT max(version) FROM ranker_schema_version")
+        row = await cur.fetchone()
+        current = (row[0] if row else None) or 0
+        for version, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            for statement in statements:
+                await conn.execute(statement)
+            await conn.execute(
+                "INSERT INTO ranker_schema_version (version) VALUES (%s)", (version,)
+            )
+
+
+class PostgresStore(Store):
+    def __init__(self, pool: AsyncConnectionPool[AsyncConnection[TupleRow]]) -> None:
+        self._pool = pool
+        self._lookup = CoalescedLookup(self._fetch_mentions)
+
+    @classmethod
+    async def open(cls, url: str, max_size: int, wait_seconds: float = 5.0) -> PostgresStore:
+        pool: AsyncConnectionPool[AsyncConnection[TupleRow]] = AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            timeout=wait_seconds,
+            open=False,
+            kwargs={"autocommit": True, "connect_timeout": max(1, round(wait_seconds))},
+        )
+        await pool.open(wait=True, timeout=wait_seconds)
+        try:
+            async with pool.connection() as conn:
+                await _migrate(conn)
+        except BaseException:
+            await pool.close()
+            raise
+        return cls(pool)
+
+    async def find_stored(self, scope: str, key: str, since: float) -> StoredText | None:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT memory_id, stored_at FROM ranker_dedupe"
+                " WHERE scope = %s AND content_key = %s AND stored_at >= %s",
+                (scope, key, since),
+            )
+            row = await cur.fetchone()
+            if row is None:
+                return None
+            await conn.execute(
+                "UPDATE ranker_counters SET value = value + 1 WHERE name = 'dedupe_hits'"
+            )
+        return StoredText(memory_id=row[0], stored_at=row[1])
+
+    async def record_stored(self, scope: str, key: str, memory_id: str, now: float) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO ranker_dedupe (scope, content_key, memory_id, stored_at)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (scope, content_key) DO UPDATE"
+                " SET memory_id = excluded.memory_id, stored_at = excluded.stored_at",
+                (scope, key, memory_id, now),
+            )
+
+    async def reinforce(
+        self, memory_id: str, scope: str, now: float, debounce_seconds: float
+    ) -> Reinforcement:
+        params = {"id": memory_id, "scope": scope, "now": now, "debounce": debounce_seconds}
+        # One transaction: the upsert locks the row even when debounced, so the read that
+        # follows sees the same row a concurrent Forget cannot remove in between.
+        async with self._pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(_REINFORCE, params)
+            row = await cur.fetchone()
+            if row is not None:
+                return Reinforcement(True, row[0], row[1])
+            cur = await conn.execute(
+                "SELECT mentions, last_reinforced_at FROM ranker_mentions WHERE memory_id = %s",
+                (memory_id,),
+            )
+            row = await cur.fetchone()
+        if row is None:  # the upsert skips only an existing, now locked, row
+            raise RuntimeError(f"mention row of {memory_id!r} vanished inside its transaction")
+        return Reinforcement(False, row[0], row[1])
+
+    async def mentions(self, memory_ids: Sequence[str]) -> dict[str, MentionRecord]:
+        if not memory_ids:
+            return {}
+        return await self._lookup(memory_ids)
+
+    async def _fetch_mentions(self, memory_ids: list[str]) -> dict[str, MentionRecord]:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(MENTIONS_QUERY, (memory_ids,))
+            rows = await cur.fetchall()
+        return {row[0]: MentionRecord(row[1], row[2]) for row in rows}
+
+    async def _delete(self, where: str, params: Sequence[object]) -> Forgotten:
+        async with self._pool.connection() as conn, conn.transaction():
+            mentions = await conn.execute(
+                f"DELETE FROM ranker_mentions WHERE {where}",  # noqa: S608 - fixed clauses
+                params,
+            )
+            dedupe = await conn.execute(
+                f"DELETE FROM ranker_dedupe WHERE {where}",  # noqa: S608 - fixed clauses
+                params,
+            )
+        return Forgotten(mentions.rowcount, dedupe.rowcount)
+
+    async def forget_memories(self, memory_ids: Sequence[str]) -> Forgotten:
+        if not memory_ids:
+            return Forgotten(0, 0)
+        return await self._delete("memory_id = ANY(%s)", (list(memory_ids),))
+
+    async def forget_scope(self, scope: str) -> Forgotten:
+        low, high = scope_prefix_bounds(scope)
+        return await self._delete("scope = %s OR (scope >= %s AND scope < %s)", (scope, low, high))
+
+    async def forget_everything(self) -> Forgotten:
+        return await self._delete("true", ())
+
+    async def stats(self) -> Stats:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT (SELECT count(*) FROM ranker_mentions),"
+                " (SELECT coalesce(sum(mentions), 0) FROM ranker_mentions),"
+                " (SELECT count(*) FROM ranker_dedupe),"
+                " (SELECT value FROM ranker_counters WHERE name = 'dedupe_hits')"
+            )
+            row = await cur.fetchone()
+        if row is None:
+            raise RuntimeError("an aggregate query returned no row")
+        return Stats(int(row[0]), int(row[1]), int(row[2]), int(row[3]))
+
+    async def close(self) -> None:
+        await self._pool.close()

@@ -1,0 +1,207 @@
+"""The gRPC face of the ranker: validate, call the store, score, answer.
+
+The servicer holds no state of its own besides the store, so any number of replicas can serve
+the same PostgreSQL database. Its clock is a parameter so tests can move time instead of
+sleeping through dedupe windows and debounce periods.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import grpc
+import psycopg
+import psycopg_pool
+from google.protobuf.message import Message
+
+from mem0_common import GrpcServer, ServiceRegistration
+from mem0_ranker import _requests
+from mem0_ranker._requests import InvalidArgument, Limits
+from mem0_ranker._scoring import ScoringParams, rank
+from mem0_ranker._settings import RankerSettings
+from mem0_ranker._store import Forgotten, Store
+from mem0_ranker._timestamps import format_timestamp
+from mem0mcp.ranker.v1 import ranker_pb2, ranker_pb2_grpc
+
+_log = logging.getLogger("mem0_ranker")
+
+SERVICE_NAME: str = ranker_pb2.DESCRIPTOR.services_by_name["RankerService"].full_name
+
+#: Errors meaning "the database cannot answer now" (down, locked, out of connections), as
+#: opposed to bugs: UNAVAILABLE tells the caller to retry later or do without the ranker.
+STORAGE_UNAVAILABLE: tuple[type[Exception], ...] = (
+    sqlite3.OperationalError,
+    psycopg.OperationalError,
+    psycopg_pool.PoolTimeout,
+)
+
+_Req = TypeVar("_Req", bound=Message)
+_Resp = TypeVar("_Resp", bound=Message)
+_Handler = Callable[["RankerServicer", _Req, grpc.aio.ServicerContext], Awaitable[_Resp]]
+
+
+def _checked(handler: _Handler[_Req, _Resp]) -> _Handler[_Req, _Resp]:
+    """Reject unknown fields, and turn InvalidArgument into the gRPC status naming the field."""
+
+    async def wrapper(
+        self: RankerServicer, request: _Req, context: grpc.aio.ServicerContext
+    ) -> _Resp:
+        try:
+            _requests.reject_unknown_fields(request)
+            return await handler(self, request, context)
+        except InvalidArgument as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            raise  # abort raises; this line only tells type checkers the call cannot fall through
+        except STORAGE_UNAVAILABLE as exc:
+            _log.warning("storage unavailable", exc_info=True)
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, f"ranker storage unavailable: {type(exc).__name__}"
+            )
+            raise
+
+    wrapper.__name__ = handler.__name__
+    wrapper.__doc__ = handler.__doc__
+    return wrapper
+
+
+def _forgotten(result: Forgotten) -> ranker_pb2.ForgetResponse:
+    return ranker_pb2.ForgetResponse(
+        mention_rows_deleted=result.mention_rows, dedupe_rows_deleted=result.dedupe_rows
+    )
+
+
+class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
+    def __init__(
+        self, store: Store, settings: RankerSettings, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._dedupe_window = settings.dedupe_window_seconds
+        self._debounce = settings.reinforce_debounce_seconds
+        self._params = ScoringParams(
+            alpha=settings.alpha,
+            half_life_days=settings.half_life_days,
+            recency_floor=settings.recency_floor,
+        )
+        self._limits = Limits(
+            max_candidates=settings.max_candidates,
+            max_id_length=settings.max_id_length,
+            max_scope_length=settings.max_scope_length,
+            max_text_length=settings.max_text_length,
+        )
+
+    @_checked
+    async def CheckDuplicate(  # noqa: N802 - gRPC method name
+        self, request: ranker_pb2.CheckDuplicateRequest, context: grpc.aio.ServicerContext
+    ) -> ranker_pb2.CheckDuplicateResponse:
+        scope = _requests.scope(request.scope, self._limits)
+        key = _requests.text_key(request.text, self._limits)
+        found = await self._store.find_stored(scope, key, self._clock() - self._dedupe_window)
+        if found is None:
+            return ranker_pb2.CheckDuplicateResponse(duplicate=False)
+        return ranker_pb2.CheckDuplicateResponse(
+            duplicate=True, memory_id=found.memory_id, stored_at=format_timestamp(found.stored_at)
+        )
+
+    @_checked
+    async def RecordStored(  # noqa: N802 - gRPC method name
+        self, request: ranker_pb2.RecordStoredRequest, context: grpc.aio.ServicerContext
+    ) -> ranker_pb2.RecordStoredResponse:
+        scope = _requests.scope(request.scope, self._limits)
+        key = _requests.text_key(request.text, self._limits)
+        memory_id = _requests.memory_id(request.memory_id, "memory_id", self._limits)
+        await self._store.record_stored(scope, key, memory_id, self._clock())
+        return ranker_pb2.RecordStoredResponse()
+
+    @_checked
+    async def Reinforce(  # noqa: N802 - gRPC method name
+        self, request: ranker_pb2.ReinforceRequest, context: grpc.aio.ServicerContext
+    ) -> ranker_pb2.ReinforceResponse:
+        memory_id = _requests.memory_id(request.memory_id, "memory_id", self._limits)
+        scope = _requests.scope(request.scope, self._limits)
+        result = await self._store.reinforce(memory_id, scope, self._clock(), self._debounce)
+        return ranker_pb2.ReinforceResponse(
+            counted=result.counted,
+            mentions=result.mentions,
+            last_reinforced_at=format_timestamp(result.last_reinforced_at),
+        )
+
+    @_checked
+    async def Rerank(  # noqa: N802 - gRPC method name
+        self, request: ranker_pb2.RerankRequest, context: grpc.aio.ServicerContext
+    ) -> ranker_pb2.RerankResponse:
+        candidates = _requests.candidates(request, self._limits)
+        records = await self._store.mentions([c.memory_id for c in candidates])
+        ranked = rank(candidates, records, self._clock(), self._params, request.limit)
+        return ranker_pb2.RerankResponse(
+            results=[
+                ranker_pb2.ScoredCandidate(
+                    memory_id=s.memory_id,
+                    score=s.score,
+                    similarity=s.similarity,
+                    mentions=s.mentions,
+                    mention_factor=s.mention_factor,
+                    recency=s.recency,
+                    age_days=s.age_days,
+                )
+                for s in ranked
+            ]
+        )
+
+    @_checked
+    async def Forget(  # noqa: N802 - gRPC method name
+        self, request: ranker_pb2.ForgetRequest, context: grpc.aio.ServicerContext
+    ) -> ranker_pb2.ForgetResponse:
+        target = request.WhichOneof("target")
+        if target == "memories":
+            return _forgotten(
+                await self._store.forget_memories(_requests.forget_ids(request, self._limits))
+            )
+        if target == "scope":
+            return _forgotten(
+                await self._store.forget_scope(_requests.scope(request.scope, self._limits))
+            )
+        if target == "everything" and request.everything:
+            return _forgotten(await self._store.forget_everything())
+        if target == "everything":
+            raise InvalidArgument("everything: must be true to forget everything")
+        raise InvalidArgument("target: set one of memories, scope or everything")
+
+    @_checked
+    async def GetStats(  # noqa: N802 - gRPC method name
+        self, request: ranker_pb2.GetStatsRequest, context: grpc.aio.ServicerContext
+    ) -> ranker_pb2.GetStatsResponse:
+        stats = await self._store.stats()
+        return ranker_pb2.GetStatsResponse(
+            mention_rows=stats.mention_rows,
+            total_mentions=stats.total_mentions,
+            dedupe_rows=stats.dedupe_rows,
+            dedupe_hits=stats.dedupe_hits,
+        )
+
+
+async def open_store(settings: RankerSettings) -> Store:
+    """PostgreSQL when a database URL is set (replicas), else the SQLite file."""
+    if settings.database_url:
+        from mem0_ranker._postgres import PostgresStore  # noqa: PLC0415 - only when selected
+
+        return await PostgresStore.open(
+            settings.database_url, settings.pg_pool_max, settings.pg_timeout_seconds
+        )
+    from mem0_ranker._sqlite import SqliteStore  # noqa: PLC0415
+
+    return await SqliteStore.open(settings.db_path)
+
+
+def create_server(
+    settings: RankerSettings, store: Store, clock: Callable[[], float] = time.time
+) -> GrpcServer:
+    servicer = RankerServicer(store, settings, clock)
+    registration = ServiceRegistration(
+        SERVICE_NAME, servicer, ranker_pb2_grpc.add_RankerServiceServicer_to_server
+    )
+    return GrpcServer("ranker", [registration], settings)

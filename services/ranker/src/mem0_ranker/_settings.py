@@ -1,0 +1,90 @@
+"""The ranker's settings: every scoring and storage knob, read once from `RANKER_*` variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from mem0_common import GrpcServiceSettings
+
+
+class RankerSettings(GrpcServiceSettings):
+    """How the ranker listens, where it keeps its records and how it scores."""
+
+    model_config = SettingsConfigDict(env_prefix="RANKER_", extra="ignore", frozen=True)
+    service_name: ClassVar[str] = "ranker"
+
+    port: int = Field(default=50051, ge=0, le=65535, description="gRPC port; 0 picks a free one.")
+    metrics_port: int = Field(
+        default=9151,
+        ge=-1,
+        le=65535,
+        description="Prometheus metrics HTTP port; 0 picks a free one, -1 turns metrics off.",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description=(
+            "PostgreSQL URL (`postgresql://...`) shared by several ranker replicas; "
+            "unset keeps the records in the SQLite file `RANKER_DB_PATH`."
+        ),
+    )
+    db_path: Path = Field(
+        default=Path(".data/ranker.sqlite3"),
+        description="SQLite file used when `RANKER_DATABASE_URL` is unset (folder created).",
+    )
+    pg_pool_max: int = Field(
+        default=8, ge=1, le=256, description="Largest PostgreSQL connection pool per replica."
+    )
+    pg_timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description=(
+            "How long a call waits for a PostgreSQL connection before failing with UNAVAILABLE."
+        ),
+    )
+    dedupe_window_seconds: float = Field(
+        default=7 * 24 * 3600.0,
+        ge=0,
+        description="An identical text in the same scope within this many seconds is a duplicate.",
+    )
+    reinforce_debounce_seconds: float = Field(
+        default=3600.0,
+        ge=0,
+        description="A memory's mention count rises at most once per this many seconds.",
+    )
+    alpha: float = Field(
+        default=0.2,
+        ge=0,
+        description=(
+            "Weight of mentions: score grows by the factor 1 + alpha * ln(1 + mentions); "
+            "0.2 lets one restatement (x1.14) overturn a similarity gap of up to 12%."
+        ),
+    )
+    half_life_days: float = Field(
+        default=90.0,
+        gt=0,
+        description="Days after which the fading part of the recency factor halves.",
+    )
+    recency_floor: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="Smallest recency factor: how much of its score a very old fact keeps.",
+    )
+    max_candidates: int = Field(
+        default=1000, ge=1, description="Most candidates one Rerank call may carry."
+    )
+    max_id_length: int = Field(
+        default=128, ge=1, description="Longest accepted memory id, in characters."
+    )
+    max_scope_length: int = Field(
+        default=512, ge=1, description="Longest accepted scope, in characters."
+    )
+    max_text_length: int = Field(
+        default=65536,
+        ge=1,
+        description="Longest text CheckDuplicate/RecordStored accept, in characters.",
+    )

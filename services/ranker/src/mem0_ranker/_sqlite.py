@@ -1,0 +1,230 @@
+"""The default backend: one SQLite file in WAL mode, for a single ranker process.
+
+Writes go through one connection, one transaction at a time, with `synchronous=FULL`, so a
+call returns only after its commit reached the disk. Reads use a second, read-only connection
+(WAL lets it read while a write commits), so reranks never queue behind an fsync.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import aiosqlite
+
+from mem0_ranker._coalescing import CoalescedLookup
+from mem0_ranker._scoring import MentionRecord
+from mem0_ranker._store import (
+    Forgotten,
+    Reinforcement,
+    Stats,
+    Store,
+    StoredText,
+    scope_prefix_bounds,
+)
+
+#: Versioned schema steps; a released step is never edited, only followed by a new one.
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (
+        1,
+        [
+            # WITHOUT ROWID: the primary key is the table, so a lookup by id is one B-tree descent.
+            """CREATE TABLE ranker_mentions (
+                memory_id TEXT PRIMARY KEY,
+                scope TEXT NOT NULL,
+                mentions INTEGER NOT NULL,
+                last_reinforced_at REAL NOT NULL
+            ) WITHOUT ROWID""",
+            "CREATE INDEX ranker_mentions_scope ON ranker_mentions (scope)",
+            """CREATE TABLE ranker_dedupe (
+                scope TEXT NOT NULL,
+                content_key TEXT NOT NULL,
+                memory_id TEXT NOT NULL,
+                stored_at REAL NOT NULL,
+                PRIMARY KEY (scope, content_key)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX ranker_dedupe_memory ON ranker_dedupe (memory_id)",
+            """CREATE TABLE ranker_counters (
+                name TEXT PRIMARY KEY,
+                value INTEGER NOT NULL
+            ) WITHOUT ROWID""",
+            "INSERT INTO ranker_counters (name, value) VALUES ('dedupe_hits', 0)",
+        ],
+    ),
+]
+
+_MMAP_BYTES = 1 << 30
+
+#: One fixed statement (cached by SQLite) whose ids arrive as one JSON array; each id is then a
+#: primary-key search, so the cost does not grow with the table (a test checks the plan).
+MENTIONS_QUERY = (
+    "SELECT memory_id, mentions, last_reinforced_at FROM ranker_mentions"
+    " WHERE memory_id IN (SELECT value FROM json_each(?))"
+)
+
+_REINFORCE = """
+INSERT INTO ranker_mentions (memory_id, scope, mentions, last_reinforced_at) VALUES (?, ?, 1, ?)
+ON CONFLICT (memory_id) DO UPDATE
+    SET mentions = mentions + 1,
+        last_reinforced_at = max(last_reinforced_at, excluded.last_reinforced_at)
+    WHERE abs(excluded.last_reinforced_at - ranker_mentions.last_reinforced_at) >= ?
+RETURNING mentions, last_reinforced_at
+"""
+
+
+async def _migrate(conn: aiosqlite.Connection) -> None:
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS ranker_schema_version (version INTEGER NOT NULL)"
+        )
+        rows = list(await conn.execute_fetchall("SELECT max(version) FROM ranker_schema_version"))
+        current = rows[0][0] or 0
+        for version, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            for statement in statements:
+                await conn.execute(statement)
+            await conn.execute("INSERT INTO ranker_schema_version (version) VALUES (?)", (version,))
+        await conn.execute("COMMIT")
+    except BaseException:
+        await conn.execute("ROLLBACK")
+        raise
+
+
+def _prepare(path: Path) -> Path:
+    path = path.resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class SqliteStore(Store):
+    def __init__(self, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
+        self._writer = writer
+        self._reader = reader
+        self._write_lock = asyncio.Lock()
+        self._lookup = CoalescedLookup(self._fetch_mentions)
+
+    @classmethod
+    async def open(cls, path: Path) -> SqliteStore:
+        path = await asyncio.to_thread(_prepare, path)
+        writer = await aiosqlite.connect(path, isolation_level=None)
+        try:
+            await writer.execute("PRAGMA journal_mode=WAL")
+            await writer.execute("PRAGMA synchronous=FULL")
+            await writer.execute("PRAGMA busy_timeout=10000")
+            await _migrate(writer)
+            reader = await aiosqlite.connect(
+                f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None
+            )
+        except BaseException:
+            await writer.close()
+            raise
+        await reader.execute("PRAGMA busy_timeout=10000")
+        # Memory-mapped reads: a lookup in a million-row table then touches pages in the OS
+        # cache directly instead of a read() per page missing from SQLite's small page cache,
+        # which keeps rerank cost flat as the table grows. Address space only, not RAM.
+        await reader.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
+        return cls(writer, reader)
+
+    async def find_stored(self, scope: str, key: str, since: float) -> StoredText | None:
+        rows = list(
+            await self._reader.execute_fetchall(
+                "SELECT memory_id, stored_at FROM ranker_dedupe"
+                " WHERE scope = ? AND content_key = ? AND stored_at >= ?",
+                (scope, key, since),
+            )
+        )
+        if not rows:
+            return None
+        async with self._write_lock:
+            await self._writer.execute(
+                "UPDATE ranker_counters SET value = value + 1 WHERE name = 'dedupe_hits'"
+            )
+        return StoredText(memory_id=rows[0][0], stored_at=rows[0][1])
+
+    async def record_stored(self, scope: str, key: str, memory_id: str, now: float) -> None:
+        async with self._write_lock:
+            await self._writer.execute(
+                "INSERT INTO ranker_dedupe (scope, content_key, memory_id, stored_at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (scope, content_key) DO UPDATE"
+                " SET memory_id = excluded.memory_id, stored_at = excluded.stored_at",
+                (scope, key, memory_id, now),
+            )
+
+    async def reinforce(
+        self, memory_id: str, scope: str, now: float, debounce_seconds: float
+    ) -> Reinforcement:
+        async with self._write_lock:
+            rows = list(
+                await self._writer.execute_fetchall(
+                    _REINFORCE, (memory_id, scope, now, debounce_seconds)
+                )
+            )
+            if rows:
+                return Reinforcement(True, rows[0][0], rows[0][1])
+            rows = list(
+                await self._writer.execute_fetchall(
+                    "SELECT mentions, last_reinforced_at FROM ranker_mentions WHERE memory_id = ?",
+                    (memory_id,),
+                )
+            )
+        return Reinforcement(False, rows[0][0], rows[0][1])
+
+    async def mentions(self, memory_ids: Sequence[str]) -> dict[str, MentionRecord]:
+        if not memory_ids:
+            return {}
+        return await self._lookup(memory_ids)
+
+    async def _fetch_mentions(self, memory_ids: list[str]) -> dict[str, MentionRecord]:
+        rows = await self._reader.execute_fetchall(MENTIONS_QUERY, (json.dumps(memory_ids),))
+        return {row[0]: MentionRecord(row[1], row[2]) for row in rows}
+
+    async def _delete(self, where: str, params: Sequence[object]) -> Forgotten:
+        async with self._write_lock:
+            await self._writer.execute("BEGIN IMMEDIATE")
+            try:
+                mentions = await self._writer.execute(
+                    f"DELETE FROM ranker_mentions WHERE {where}",  # noqa: S608 - fixed clauses
+                    params,
+                )
+                dedupe = await self._writer.execute(
+                    f"DELETE FROM ranker_dedupe WHERE {where}",  # noqa: S608 - fixed clauses
+                    params,
+                )
+                await self._writer.execute("COMMIT")
+            except BaseException:
+                await self._writer.execute("ROLLBACK")
+                raise
+        return Forgotten(mentions.rowcount, dedupe.rowcount)
+
+    async def forget_memories(self, memory_ids: Sequence[str]) -> Forgotten:
+        if not memory_ids:
+            return Forgotten(0, 0)
+        return await self._delete(
+            "memory_id IN (SELECT value FROM json_each(?))", (json.dumps(list(memory_ids)),)
+        )
+
+    async def forget_scope(self, scope: str) -> Forgotten:
+        low, high = scope_prefix_bounds(scope)
+        return await self._delete("scope = ? OR (scope >= ? AND scope < ?)", (scope, low, high))
+
+    async def forget_everything(self) -> Forgotten:
+        return await self._delete("1 = 1", ())
+
+    async def stats(self) -> Stats:
+        rows = list(
+            await self._reader.execute_fetchall(
+                "SELECT (SELECT count(*) FROM ranker_mentions),"
+                " (SELECT coalesce(sum(mentions), 0) FROM ranker_mentions),"
+                " (SELECT count(*) FROM ranker_dedupe),"
+                " (SELECT value FROM ranker_counters WHERE name = 'dedupe_hits')"
+            )
+        )
+        return Stats(*rows[0])
+
+    async def close(self) -> None:
+        await self._reader.close()
+        await self._writer.close()

@@ -1,0 +1,346 @@
+"""The ranker over real gRPC on a loopback port: health, reflection, every RPC, every bad input."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import psycopg
+import pytest
+from google.protobuf.message import Message
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from mem0_ranker import SERVICE_NAME, RankerSettings, Store, create_server
+from mem0_ranker._postgres import PostgresStore
+from mem0mcp.ranker.v1 import ranker_pb2 as pb
+from mem0mcp.ranker.v1 import ranker_pb2_grpc
+from tests.ranker.conftest import Clock, open_backend
+from tests.support.postgres import temporary_database
+from tests.support.postgres import url as postgres_url
+
+pytestmark = pytest.mark.anyio
+
+DAY = 86400.0
+SETTINGS = RankerSettings(
+    port=0,
+    metrics_port=-1,
+    dedupe_window_seconds=DAY,
+    reinforce_debounce_seconds=3600,
+    max_candidates=5,
+    max_id_length=40,
+    max_scope_length=30,
+    max_text_length=100,
+)
+
+
+@dataclass
+class Ranker:
+    stub: ranker_pb2_grpc.RankerServiceStub
+    channel: grpc.aio.Channel
+    clock: Clock
+    store: Store
+
+
+@pytest.fixture
+async def ranker(backend: str, backend_url: str, tmp_path: Path) -> AsyncIterator[Ranker]:
+    store = await open_backend(backend, tmp_path, backend_url)
+    clock = Clock()
+    server = create_server(SETTINGS, store, clock)
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            yield Ranker(ranker_pb2_grpc.RankerServiceStub(channel), channel, clock, store)
+    finally:
+        await server.stop(grace=1)
+        await store.close()
+
+
+def _iso(clock: Clock, days_ago: float) -> str:
+    from mem0_ranker._timestamps import format_timestamp  # noqa: PLC0415
+
+    return format_timestamp(clock.now - days_ago * DAY)
+
+
+# --- plumbing ---------------------------------------------------------------------------------
+
+
+async def test_health_reports_the_ranker_serving(ranker: Ranker) -> None:
+    health = health_pb2_grpc.HealthStub(ranker.channel)
+    reply = await health.Check(health_pb2.HealthCheckRequest(service=SERVICE_NAME))
+    assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+async def test_reflection_lists_the_ranker_service(ranker: Ranker) -> None:
+    reflection = reflection_pb2_grpc.ServerReflectionStub(ranker.channel)
+    request = reflection_pb2.ServerReflectionRequest(list_services="")
+    async for reply in reflection.ServerReflectionInfo(iter([request])):
+        names = {s.name for s in reply.list_services_response.service}
+        assert SERVICE_NAME in names
+        break
+
+
+# --- dedupe -----------------------------------------------------------------------------------
+
+
+async def test_check_duplicate_finds_a_recorded_text_in_another_spelling(ranker: Ranker) -> None:
+    await ranker.stub.RecordStored(
+        pb.RecordStoredRequest(scope="u", text="Likes tea", memory_id="m1")
+    )
+    reply = await ranker.stub.CheckDuplicate(
+        pb.CheckDuplicateRequest(scope="u", text=" likes  TEA")
+    )
+    assert (reply.duplicate, reply.memory_id) == (True, "m1")
+    assert reply.stored_at == _iso(ranker.clock, 0)
+
+
+async def test_check_duplicate_forgets_after_the_window(ranker: Ranker) -> None:
+    await ranker.stub.RecordStored(
+        pb.RecordStoredRequest(scope="u", text="Likes tea", memory_id="m1")
+    )
+    ranker.clock.advance(DAY + 1)
+    reply = await ranker.stub.CheckDuplicate(pb.CheckDuplicateRequest(scope="u", text="Likes tea"))
+    assert reply == pb.CheckDuplicateResponse(duplicate=False)
+
+
+async def test_an_unrecorded_check_is_no_duplicate_and_stays_unrecorded(ranker: Ranker) -> None:
+    request = pb.CheckDuplicateRequest(scope="u", text="Likes tea")
+    assert not (await ranker.stub.CheckDuplicate(request)).duplicate
+    assert not (await ranker.stub.CheckDuplicate(request)).duplicate
+
+
+# --- reinforce --------------------------------------------------------------------------------
+
+
+async def test_reinforce_is_debounced_per_memory(ranker: Ranker) -> None:
+    first = await ranker.stub.Reinforce(pb.ReinforceRequest(memory_id="m1", scope="u"))
+    ranker.clock.advance(60)
+    second = await ranker.stub.Reinforce(pb.ReinforceRequest(memory_id="m1", scope="u"))
+    other = await ranker.stub.Reinforce(pb.ReinforceRequest(memory_id="m2", scope="u"))
+    assert (first.counted, first.mentions) == (True, 1)
+    assert (second.counted, second.mentions) == (False, 1)
+    assert second.last_reinforced_at == first.last_reinforced_at
+    assert (other.counted, other.mentions) == (True, 1)
+
+
+async def test_reinforce_counts_again_after_the_debounce(ranker: Ranker) -> None:
+    await ranker.stub.Reinforce(pb.ReinforceRequest(memory_id="m1", scope="u"))
+    ranker.clock.advance(3600)
+    again = await ranker.stub.Reinforce(pb.ReinforceRequest(memory_id="m1", scope="u"))
+    assert (again.counted, again.mentions) == (True, 2)
+
+
+# --- rerank -----------------------------------------------------------------------------------
+
+
+async def test_rerank_lifts_a_reinforced_memory_over_a_slightly_closer_one(ranker: Ranker) -> None:
+    for _ in range(3):
+        await ranker.stub.Reinforce(pb.ReinforceRequest(memory_id="often", scope="u"))
+        ranker.clock.advance(3600)
+    created = _iso(ranker.clock, 1)
+    reply = await ranker.stub.Rerank(
+        pb.RerankRequest(
+            candidates=[
+                pb.Candidate(memory_id="once", similarity=0.80, created_at=created),
+                pb.Candidate(memory_id="often", similarity=0.75, created_at=created),
+            ]
+        )
+    )
+    assert [r.memory_id for r in reply.results] == ["often", "once"]
+    often = reply.results[0]
+    assert often.mentions == 3
+    assert math.isclose(often.mention_factor, 1 + SETTINGS.alpha * math.log(4))
+    assert math.isclose(often.score, often.similarity * often.mention_factor * often.recency)
+
+
+async def test_rerank_sinks_a_stale_memory_below_a_fresh_equal_one(ranker: Ranker) -> None:
+    reply = await ranker.stub.Rerank(
+        pb.RerankRequest(
+            candidates=[
+                pb.Candidate(memory_id="stale", similarity=0.7, created_at=_iso(ranker.clock, 400)),
+                pb.Candidate(
+                    memory_id="fresh",
+                    similarity=0.7,
+                    created_at=_iso(ranker.clock, 400),
+                    updated_at=_iso(ranker.clock, 2),
+                ),
+            ]
+        )
+    )
+    assert [r.memory_id for r in reply.results] == ["fresh", "stale"]
+    stale = reply.results[1]
+    assert math.isclose(stale.age_days, 400)
+    assert stale.recency >= 0.6
+
+
+async def test_rerank_returns_at_most_limit_results(ranker: Ranker) -> None:
+    created = _iso(ranker.clock, 0)
+    candidates = [
+        pb.Candidate(memory_id=f"m{i}", similarity=i / 10, created_at=created) for i in range(5)
+    ]
+    reply = await ranker.stub.Rerank(pb.RerankRequest(candidates=candidates, limit=2))
+    assert [r.memory_id for r in reply.results] == ["m4", "m3"]
+
+
+async def test_rerank_of_no_candidates_is_empty(ranker: Ranker) -> None:
+    assert await ranker.stub.Rerank(pb.RerankRequest()) == pb.RerankResponse()
+
+
+# --- forget and stats -------------------------------------------------------------------------
+
+
+async def _seed(ranker: Ranker) -> None:
+    for memory_id, scope in [("m1", "user:a"), ("m2", "user:a/run:1"), ("m3", "user:b")]:
+        await ranker.stub.Reinforce(pb.ReinforceRequest(memory_id=memory_id, scope=scope))
+        await ranker.stub.RecordStored(
+            pb.RecordStoredRequest(scope=scope, text=f"fact {memory_id}", memory_id=memory_id)
+        )
+
+
+async def test_forget_memories_drops_their_records(ranker: Ranker) -> None:
+    await _seed(ranker)
+    reply = await ranker.stub.Forget(pb.ForgetRequest(memories=pb.MemoryIds(memory_ids=["m1"])))
+    assert (reply.mention_rows_deleted, reply.dedupe_rows_deleted) == (1, 1)
+    check = pb.CheckDuplicateRequest(scope="user:a", text="fact m1")
+    assert not (await ranker.stub.CheckDuplicate(check)).duplicate
+
+
+async def test_forget_scope_drops_nested_scopes_too(ranker: Ranker) -> None:
+    await _seed(ranker)
+    reply = await ranker.stub.Forget(pb.ForgetRequest(scope="user:a"))
+    assert (reply.mention_rows_deleted, reply.dedupe_rows_deleted) == (2, 2)
+
+
+async def test_forget_everything_resets_the_rows(ranker: Ranker) -> None:
+    await _seed(ranker)
+    reply = await ranker.stub.Forget(pb.ForgetRequest(everything=True))
+    assert (reply.mention_rows_deleted, reply.dedupe_rows_deleted) == (3, 3)
+    stats = await ranker.stub.GetStats(pb.GetStatsRequest())
+    assert (stats.mention_rows, stats.dedupe_rows) == (0, 0)
+
+
+async def test_stats_report_rows_mentions_and_dedupe_hits(ranker: Ranker) -> None:
+    await _seed(ranker)
+    before = (await ranker.stub.GetStats(pb.GetStatsRequest())).dedupe_hits
+    await ranker.stub.CheckDuplicate(pb.CheckDuplicateRequest(scope="user:b", text="fact m3"))
+    stats = await ranker.stub.GetStats(pb.GetStatsRequest())
+    assert (stats.mention_rows, stats.total_mentions, stats.dedupe_rows) == (3, 3, 3)
+    assert stats.dedupe_hits == before + 1
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+NOW_ISO = "2026-12-02T12:00:00Z"
+
+
+def _rerank(**candidate: object) -> pb.RerankRequest:
+    fields: dict[str, object] = {"memory_id": "m1", "similarity": 0.5, "created_at": NOW_ISO}
+    fields.update(candidate)
+    return pb.RerankRequest(candidates=[pb.Candidate(**fields)])  # type: ignore[arg-type]
+
+
+def _with_unknown_field(message: Message) -> Message:
+    """The same message plus field 99 (varint 1), as a client with a newer contract sends it."""
+    extended = type(message)()
+    extended.ParseFromString(message.SerializeToString() + b"\x98\x06\x01")
+    return extended
+
+
+BAD_REQUESTS: list[tuple[str, Message, str]] = [
+    ("CheckDuplicate", pb.CheckDuplicateRequest(scope="", text="t"), "scope: must not be empty"),
+    ("CheckDuplicate", pb.CheckDuplicateRequest(scope="s" * 31, text="t"), "scope: 31 characters"),
+    ("CheckDuplicate", pb.CheckDuplicateRequest(scope="u", text=""), "text: must not be empty"),
+    ("CheckDuplicate", pb.CheckDuplicateRequest(scope="u", text=" \n"), "text: must contain"),
+    ("CheckDuplicate", pb.CheckDuplicateRequest(scope="u", text="x" * 101), "text: 101 char"),
+    ("RecordStored", pb.RecordStoredRequest(scope="u", text="t"), "memory_id: must not be empty"),
+    (
+        "RecordStored",
+        pb.RecordStoredRequest(scope="u", text="t", memory_id="m" * 41),
+        "memory_id: 41 characters",
+    ),
+    ("RecordStored", pb.RecordStoredRequest(scope="", text="t", memory_id="m"), "scope: must not"),
+    ("Reinforce", pb.ReinforceRequest(memory_id="", scope="u"), "memory_id: must not be empty"),
+    ("Reinforce", pb.ReinforceRequest(memory_id="m", scope=""), "scope: must not be empty"),
+    ("Rerank", _rerank(similarity=math.nan), "candidates[0].similarity: must be a finite"),
+    ("Rerank", _rerank(similarity=-0.1), "candidates[0].similarity: must be a finite"),
+    ("Rerank", _rerank(similarity=math.inf), "candidates[0].similarity: must be a finite"),
+    ("Rerank", _rerank(memory_id=""), "candidates[0].memory_id: must not be empty"),
+    ("Rerank", _rerank(memory_id="m" * 41), "candidates[0].memory_id: 41 characters"),
+    ("Rerank", _rerank(created_at=""), "candidates[0].created_at: must not be empty"),
+    ("Rerank", _rerank(created_at="yesterday"), "candidates[0].created_at: not an RFC 3339"),
+    ("Rerank", _rerank(updated_at="2026-02-30T00:00:00Z"), "candidates[0].updated_at: not an RFC"),
+    (
+        "Rerank",
+        pb.RerankRequest(
+            candidates=[pb.Candidate(memory_id="m", similarity=0.1, created_at=NOW_ISO)] * 6
+        ),
+        "candidates: 6 given, at most 5 allowed",
+    ),
+    ("Forget", pb.ForgetRequest(), "target: set one of memories, scope or everything"),
+    ("Forget", pb.ForgetRequest(everything=False), "everything: must be true"),
+    ("Forget", pb.ForgetRequest(memories=pb.MemoryIds()), "memories.memory_ids: must name"),
+    (
+        "Forget",
+        pb.ForgetRequest(memories=pb.MemoryIds(memory_ids=["ok", ""])),
+        "memories.memory_ids[1]: must not be empty",
+    ),
+    ("Forget", pb.ForgetRequest(scope=""), "scope: must not be empty"),
+    (
+        "Reinforce",
+        _with_unknown_field(pb.ReinforceRequest(memory_id="m", scope="u")),
+        "request: unknown field number 99",
+    ),
+    (
+        "Rerank",
+        pb.RerankRequest(candidates=[_with_unknown_field(_rerank().candidates[0])]),  # type: ignore[list-item]
+        "candidates[0]: unknown field number 99",
+    ),
+    ("GetStats", _with_unknown_field(pb.GetStatsRequest()), "request: unknown field number 99"),
+    (
+        "Forget",
+        pb.ForgetRequest(memories=_with_unknown_field(pb.MemoryIds(memory_ids=["m"]))),  # type: ignore[arg-type]
+        "memories: unknown field number 99",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "request_message", "message"),
+    BAD_REQUESTS,
+    ids=[f"{m}-{i}" for i, (m, _, _) in enumerate(BAD_REQUESTS)],
+)
+async def test_bad_input_is_invalid_argument_naming_the_field_and_writes_nothing(
+    ranker: Ranker, method: str, request_message: Message, message: str
+) -> None:
+    before = await ranker.store.stats()
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await getattr(ranker.stub, method)(request_message)
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert message in (raised.value.details() or "")
+    assert await ranker.store.stats() == before
+
+
+# --- storage failure --------------------------------------------------------------------------
+
+
+@pytest.mark.postgres
+async def test_a_lost_database_answers_unavailable_not_an_internal_error() -> None:
+    with temporary_database("mem0mcp_ranker_lost", vector=False) as url:
+        store = await PostgresStore.open(url, max_size=1, wait_seconds=1)
+        server = create_server(SETTINGS, store)
+        await server.start()
+        try:
+            with psycopg.connect(postgres_url("postgres"), autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = ranker_pb2_grpc.RankerServiceStub(channel)
+                with pytest.raises(grpc.aio.AioRpcError) as raised:
+                    await stub.Reinforce(pb.ReinforceRequest(memory_id="m1", scope="u"))
+            assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert "storage unavailable" in (raised.value.details() or "")
+        finally:
+            await server.stop(grace=1)
+            await store.close()

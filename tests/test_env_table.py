@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from mem0_common import ServiceSettings
 from mem0_common.env_table import env_names
 from scripts.env_table import README, all_settings_classes, rewritten
 
@@ -20,6 +21,7 @@ THIRD_PARTY = {
     "OPENROUTER_API_KEY",
     "TOKENIZERS_PARALLELISM",
     "TRANSFORMERS_OFFLINE",
+    "HF_HUB_DISABLE_TELEMETRY",
 }
 
 
@@ -29,7 +31,7 @@ def test_readme_table_matches_the_settings_classes() -> None:
 
 
 @pytest.mark.parametrize("settings_cls", all_settings_classes(), ids=lambda c: c.service_name)
-def test_every_setting_has_a_description(settings_cls: type) -> None:
+def test_every_setting_has_a_description(settings_cls: type[ServiceSettings]) -> None:
     missing = [name for name, f in settings_cls.model_fields.items() if not f.description]
     assert not missing, f"{settings_cls.__name__} fields without a description: {missing}"
 

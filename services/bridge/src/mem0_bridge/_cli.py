@@ -15,6 +15,7 @@ from types import FrameType
 import uvicorn
 from pydantic import ValidationError
 
+from mem0_bridge import _selftest as selftest
 from mem0_bridge._http import build_http_app
 from mem0_bridge._server import create_server
 from mem0_bridge._settings import BridgeSettings
@@ -55,6 +56,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--transport", choices=["stdio", "http"], help="overrides MEM0_TRANSPORT")
     parser.add_argument("--host", help="HTTP bind address; overrides MEM0_HTTP_HOST")
     parser.add_argument("--port", type=int, help="HTTP port (0 = free); overrides MEM0_HTTP_PORT")
+    commands = parser.add_subparsers(dest="command", metavar="{selftest}")
+    commands.add_parser(
+        "selftest",
+        help="smoke-test the configured mem0 server, ranker and judge, then exit",
+        description="Add, re-add, search, list, update, read the history of and delete a fact "
+        "in a throwaway namespace through the configured servers; report each step and clean "
+        "up. Exit status 0 only when every required step passed.",
+    )
     return parser.parse_args(argv)
 
 
@@ -86,11 +95,15 @@ async def _serve_http(settings: BridgeSettings) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse(argv)
     try:
-        settings = _settings(_parse(argv))
+        settings = _settings(args)
     except ValidationError as exc:
         print(f"mem0-bridge: invalid settings:\n{exc}", file=sys.stderr)  # noqa: T201
         return 2
+    if args.command == "selftest":
+        configure_logging(settings.log_level)
+        return selftest.main(settings)
     if settings.transport == "http":
         if not settings.http_on_loopback and not settings.http_bearer_token:
             print(  # noqa: T201

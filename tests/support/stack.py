@@ -1,0 +1,155 @@
+"""The real stack behind the bridge: mem0-local on pgvector, the ranker and the judge.
+
+Shared by the bridge tests (as session fixtures, one process each) and the benchmarks (all at
+once, with `running_stack`), so both run the services exactly the same way. Each service is a
+real subprocess; the only stand-in is the LLM (a FakeLLM answering mem0's extraction prompt and
+the judge's compare and rewrite prompts).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from mem0_bridge import BridgeSettings
+from tests.fakes.judge_responder import judge_responder
+from tests.fakes.llm import FakeLLM, extraction_responder
+from tests.support.postgres import temporary_database
+from tests.support.processes import ServiceProcess
+
+API_KEY = "bridge-test-api-key"
+RESET_TOKEN = "bridge-test-reset-token"  # noqa: S105 - a test fixture value
+OFFLINE = {"HF_HUB_OFFLINE": "1", "MEM0_TELEMETRY": "false"}
+
+
+@dataclass(frozen=True)
+class Stack:
+    mem0_url: str
+    #: mem0-local's PostgreSQL database and the table its memories live in.
+    database_url: str
+    collection: str
+    ranker_address: str
+    judge_address: str
+    llm: FakeLLM
+
+    def settings(self, **overrides: object) -> BridgeSettings:
+        """Bridge settings for this stack and a fresh user (so a fresh set of namespaces)."""
+        values: dict[str, object] = {
+            "api_url": self.mem0_url,
+            "api_key": API_KEY,
+            "default_user_id": f"user-{uuid.uuid4().hex[:12]}",
+            "ranker_address": self.ranker_address,
+            "judge_address": self.judge_address,
+            "project": None,
+            "scope_key": None,
+            # Generous on a shared 2-core machine, so that only the tests meant to see a
+            # helper degrade ever do; the budget tests set their own.
+            "rewrite_budget_ms": 15_000,
+            "ranker_timeout_seconds": 15.0,
+            **overrides,
+        }
+        return BridgeSettings.model_validate(values)
+
+    def env(self, settings: BridgeSettings) -> dict[str, str]:
+        """The same settings as environment variables, for a bridge subprocess."""
+        return {
+            "MEM0_API_URL": settings.api_url,
+            "MEM0_API_KEY": settings.api_key or "",
+            "MEM0_DEFAULT_USER_ID": settings.default_user_id,
+            "MEM0_RANKER_ADDRESS": settings.ranker_address,
+            "MEM0_JUDGE_ADDRESS": settings.judge_address,
+            "MEM0_PROJECT": settings.project or "",
+            "MEM0_SCOPE_KEY": settings.scope_key or "",
+            "MEM0_REWRITE_BUDGET_MS": str(settings.rewrite_budget_ms),
+            "MEM0_RANKER_TIMEOUT_SECONDS": str(settings.ranker_timeout_seconds),
+        }
+
+
+def start_mem0_local(
+    database_url: str, llm: FakeLLM, data_dir: Path, collection: str
+) -> ServiceProcess:
+    """mem0-local on `database_url` (pgvector), its LLM the fake, with an API and reset key."""
+    env = {
+        **OFFLINE,
+        "MEM0_LOCAL_PORT": "0",
+        "MEM0_LOCAL_DATA_DIR": str(data_dir),
+        "MEM0_LOCAL_DATABASE_URL": database_url,
+        "MEM0_LOCAL_COLLECTION_NAME": collection,
+        "MEM0_LOCAL_LLM_BASE_URL": llm.base_url,
+        "MEM0_LOCAL_LLM_MODEL": "fake-model",
+        "MEM0_LOCAL_LLM_MAX_RETRIES": "0",
+        "MEM0_LOCAL_API_KEY": API_KEY,
+        "MEM0_LOCAL_RESET_TOKEN": RESET_TOKEN,
+    }
+    return ServiceProcess(["mem0-local"], env, ready_timeout=180)
+
+
+def start_ranker(db_path: Path) -> ServiceProcess:
+    """A ranker that counts every reinforcement (no debounce), so tests can build mentions."""
+    env = {
+        "RANKER_PORT": "0",
+        "RANKER_METRICS_PORT": "-1",
+        "RANKER_DB_PATH": str(db_path),
+        "RANKER_REINFORCE_DEBOUNCE_SECONDS": "0",
+    }
+    return ServiceProcess(["mem0-ranker"], env, ready_timeout=60)
+
+
+def start_judge(llm: FakeLLM) -> ServiceProcess:
+    env = {
+        "JUDGE_PORT": "0",
+        "JUDGE_METRICS_PORT": "-1",
+        "JUDGE_LLM_BASE_URL": llm.base_url,
+        "JUDGE_LLM_MODEL": "fake-model",
+    }
+    return ServiceProcess(["mem0-judge"], env, ready_timeout=60)
+
+
+def stack_of(
+    database_url: str,
+    collection: str,
+    *,
+    mem0: ServiceProcess,
+    ranker: ServiceProcess,
+    judge: ServiceProcess,
+    llm: FakeLLM,
+) -> Stack:
+    return Stack(
+        mem0_url=mem0.url,
+        database_url=database_url,
+        collection=collection,
+        ranker_address=f"127.0.0.1:{ranker.port}",
+        judge_address=f"127.0.0.1:{judge.port}",
+        llm=llm,
+    )
+
+
+@contextmanager
+def running_stack(database_url: str, work_dir: Path, llm: FakeLLM) -> Iterator[Stack]:
+    """Start mem0-local, the ranker and the judge together (for benchmarks); stop them after."""
+    collection = f"stack_{uuid.uuid4().hex[:8]}"
+    (work_dir / "mem0").mkdir(parents=True, exist_ok=True)
+    with ExitStack() as processes:
+        mem0 = processes.enter_context(
+            start_mem0_local(database_url, llm, work_dir / "mem0", collection)
+        )
+        ranker = processes.enter_context(start_ranker(work_dir / "ranker.sqlite3"))
+        judge = processes.enter_context(start_judge(llm))
+        yield stack_of(database_url, collection, mem0=mem0, ranker=ranker, judge=judge, llm=llm)
+
+
+@contextmanager
+def temporary_stack(prefix: str = "mem0mcp_bench") -> Iterator[Stack]:
+    """The whole stack on a fresh database and directory with its own FakeLLM, all removed
+    after (what a benchmark runs against)."""
+    with (
+        temporary_database(prefix) as database_url,
+        tempfile.TemporaryDirectory() as work_dir,
+        FakeLLM(responders=[judge_responder, extraction_responder]) as llm,
+        running_stack(database_url, Path(work_dir), llm) as stack,
+    ):
+        yield stack

@@ -81,6 +81,24 @@ async def test_adds_that_infer_get_the_longer_timeout(infer: bool, seconds: floa
     assert json.loads(recorder.requests[0].content)["infer"] is infer
 
 
+@pytest.mark.parametrize(
+    ("run_id", "expected"),
+    [
+        ("alpha", {"user_id": "u", "run_id": "alpha"}),
+        (["alpha", "global"], {"user_id": "u", "OR": [{"run_id": "alpha"}, {"run_id": "global"}]}),
+        (None, {"user_id": "u"}),
+    ],
+    ids=["one-namespace", "several-namespaces", "every-namespace"],
+)
+async def test_search_sends_one_request_filtered_to_the_namespaces(
+    run_id: str | list[str] | None, expected: dict[str, object]
+) -> None:
+    recorder = Recorder()
+    await _client(recorder).search("q", user_id="u", run_id=run_id, top_k=3)
+    assert len(recorder.requests) == 1
+    assert json.loads(recorder.requests[0].content)["filters"] == expected
+
+
 async def test_a_timeout_names_the_setting_to_raise() -> None:
     def hang(request: httpx.Request) -> httpx.Response:
         raise httpx.ReadTimeout("slow", request=request)

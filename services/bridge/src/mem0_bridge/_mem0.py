@@ -172,11 +172,19 @@ class Mem0Client:
         ]
 
     async def search(
-        self, query: str, *, user_id: str, run_id: str | None, top_k: int
+        self, query: str, *, user_id: str, run_id: str | Sequence[str] | None, top_k: int
     ) -> list[Memory]:
-        filters: dict[str, str] = {"user_id": user_id}
-        if run_id is not None:
-            filters["run_id"] = run_id
+        """Search one namespace, several (one query, an `OR` over their run_ids), or all.
+
+        One search over several namespaces embeds the query once and scores every hit on the
+        same scale, where a search per namespace would pay the embedding each time.
+        """
+        filters: dict[str, Any] = {"user_id": user_id}
+        run_ids = [run_id] if isinstance(run_id, str) else list(run_id or [])
+        if len(run_ids) == 1:
+            filters["run_id"] = run_ids[0]
+        elif run_ids:
+            filters["OR"] = [{"run_id": r} for r in run_ids]
         answer = await self._request(
             "POST",
             "/search",

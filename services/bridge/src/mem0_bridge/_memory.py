@@ -380,19 +380,8 @@ class MemoryService:
     async def _search_namespaces(
         self, query: str, namespaces: Sequence[str] | None, top_k: int
     ) -> list[Memory]:
-        """One mem0 search per namespace, concurrently (mem0's filters take one run_id)."""
-        if namespaces is None:
-            # Every namespace of the user; pins are dropped by the caller.
-            return await self.mem0.search(query, user_id=self.user_id, run_id=None, top_k=top_k)
-        found = await gather(
-            *(
-                functools.partial(
-                    self.mem0.search, query, user_id=self.user_id, run_id=ns, top_k=top_k
-                )
-                for ns in namespaces
-            )
-        )
-        return [memory for memories in found for memory in memories]
+        """One mem0 search over the namespaces (None: every namespace; the caller drops pins)."""
+        return await self.mem0.search(query, user_id=self.user_id, run_id=namespaces, top_k=top_k)
 
     # ---- list / recent ---------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 from typing import Literal
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.client.session import ClientRequestContext
@@ -69,6 +70,24 @@ async def test_identical_add_is_a_duplicate_without_calling_mem0(
     assert again["memory_ids"] == first["memory_ids"]
     assert llm.chat_requests == []
     assert await _ids(client) == first["memory_ids"]
+
+
+async def test_identical_adds_racing_store_one_memory(client: Client) -> None:
+    results: list[dict[str, object]] = []
+
+    async def add() -> None:
+        results.append(await call(client, "memory_add", text="Releases are tagged vMAJOR.MINOR."))
+
+    async with anyio.create_task_group() as tasks:
+        for _ in range(4):
+            tasks.start_soon(add)
+    assert sorted(str(r["action"]) for r in results) == [
+        "added",
+        "duplicate",
+        "duplicate",
+        "duplicate",
+    ]
+    assert len(await _ids(client)) == 1
 
 
 async def test_paraphrase_reinforces_the_stored_fact_instead_of_adding(client: Client) -> None:

@@ -19,6 +19,7 @@ import anyio
 
 from mem0_bridge._errors import BridgeError
 from mem0_bridge._judge import JudgeClient, Verdict
+from mem0_bridge._locks import KeyedLocks
 from mem0_bridge._mem0 import Mem0Client, Mem0Error, Memory
 from mem0_bridge._models import (
     AddAction,
@@ -181,6 +182,7 @@ class MemoryService:
         self.ranker = ranker
         self.judge = judge
         self.user_id = settings.default_user_id
+        self._adding = KeyedLocks()
 
     # ---- add -------------------------------------------------------------------------------
 
@@ -189,11 +191,12 @@ class MemoryService:
         text = check_text(text)
         namespace = write_namespace(scope, where.key, where.project)
         new = _NewFact(text, namespace, ranker_scope(self.user_id, namespace))
-        outcome = (
-            await self._recent_duplicate(new)
-            or await self._reconcile(new)
-            or await self._store(new)
-        )
+        async with self._adding.hold((new.rscope, normalise(text))):
+            outcome = (
+                await self._recent_duplicate(new)
+                or await self._reconcile(new)
+                or await self._store(new)
+            )
         return outcome.model_copy(update={"notes": new.notes})
 
     def _result(self, new: _NewFact, action: AddAction, ids: list[str], **extra: Any) -> AddResult:

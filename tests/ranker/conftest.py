@@ -1,4 +1,8 @@
-"""Ranker fixtures: a store per backend (real SQLite file, real PostgreSQL), a movable clock."""
+"""Ranker fixtures: a store per backend (real SQLite file, real PostgreSQL), a movable clock.
+
+Stores carry a mention cache as in production unless a test asks for none. On PostgreSQL its
+entries live an hour here: long enough that a test relying on them expiring would fail.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mem0_ranker import Store
+from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._postgres import PostgresStore
 from mem0_ranker._sqlite import SqliteStore
 from tests.support.postgres import temporary_database
@@ -41,11 +46,15 @@ def ranker_pg_url() -> Iterator[str]:
         yield url
 
 
-async def open_backend(backend: str, tmp_path: Path, pg_url: str, *, empty: bool = True) -> Store:
+async def open_backend(
+    backend: str, tmp_path: Path, pg_url: str, *, empty: bool = True, cached: bool = True
+) -> Store:
     """Open the backend's store; `empty` clears the shared PostgreSQL database first."""
     if backend == "sqlite":
-        return await SqliteStore.open(tmp_path / "ranker.sqlite3")
-    store = await PostgresStore.open(pg_url, max_size=4)
+        cache = MentionCache(1000) if cached else None
+        return await SqliteStore.open(tmp_path / "ranker.sqlite3", mention_cache=cache)
+    cache = MentionCache(1000, ttl_seconds=3600) if cached else None
+    store = await PostgresStore.open(pg_url, max_size=4, mention_cache=cache)
     if empty:
         await store.forget_everything()
     return store
@@ -64,8 +73,10 @@ def backend_url(backend: str, request: pytest.FixtureRequest) -> str:
     return ""
 
 
-@pytest.fixture
-async def store(backend: str, backend_url: str, tmp_path: Path) -> AsyncIterator[Store]:
-    opened = await open_backend(backend, tmp_path, backend_url)
+@pytest.fixture(params=["cached", "uncached"])
+async def store(
+    backend: str, backend_url: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Store]:
+    opened = await open_backend(backend, tmp_path, backend_url, cached=request.param == "cached")
     yield opened
     await opened.close()

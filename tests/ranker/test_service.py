@@ -298,6 +298,27 @@ BAD_REQUESTS: list[tuple[str, Message, str]] = [
         pb.RerankRequest(candidates=[_with_unknown_field(_rerank().candidates[0])]),  # type: ignore[list-item]
         "candidates[0]: unknown field number 99",
     ),
+    (
+        "Rerank",
+        pb.RerankRequest(
+            candidates=[
+                _rerank().candidates[0],
+                _with_unknown_field(_rerank(memory_id="m2").candidates[0]),  # type: ignore[list-item]
+            ]
+        ),
+        "candidates[1]: unknown field number 99",
+    ),
+    (  # unknown fields are named before any other fault, wherever they are
+        "Rerank",
+        pb.RerankRequest(
+            candidates=[
+                _rerank(similarity=math.nan).candidates[0],
+                _with_unknown_field(_rerank(memory_id="m2").candidates[0]),  # type: ignore[list-item]
+            ]
+        ),
+        "candidates[1]: unknown field number 99",
+    ),
+    ("Rerank", _with_unknown_field(_rerank()), "request: unknown field number 99"),
     ("GetStats", _with_unknown_field(pb.GetStatsRequest()), "request: unknown field number 99"),
     (
         "Forget",

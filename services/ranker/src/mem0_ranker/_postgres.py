@@ -4,6 +4,9 @@ Every write is one atomic statement (or one transaction), so replicas need no co
 reinforce upsert takes the row lock, re-checks the debounce under it and increments in place,
 which is why two replicas reinforcing the same memory at once never lose an increment.
 Connections run in autocommit mode: a single-statement write is committed when it returns.
+
+The mention cache cannot see other replicas' writes, so here its entries expire after
+`RANKER_MENTION_CACHE_TTL_SECONDS`; this replica's own writes update it at once.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
-from mem0_ranker._coalescing import CoalescedLookup
+from mem0_ranker._mention_cache import MentionCache, MentionReader
 from mem0_ranker._scoring import MentionRecord
 from mem0_ranker._store import (
     Forgotten,
@@ -97,12 +100,22 @@ async def _migrate(conn: AsyncConnection[TupleRow]) -> None:
 
 
 class PostgresStore(Store):
-    def __init__(self, pool: AsyncConnectionPool[AsyncConnection[TupleRow]]) -> None:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[AsyncConnection[TupleRow]],
+        mention_cache: MentionCache | None = None,
+    ) -> None:
         self._pool = pool
-        self._lookup = CoalescedLookup(self._fetch_mentions)
+        self._mentions = MentionReader(self._fetch_mentions, mention_cache)
 
     @classmethod
-    async def open(cls, url: str, max_size: int, wait_seconds: float = 5.0) -> PostgresStore:
+    async def open(
+        cls,
+        url: str,
+        max_size: int,
+        wait_seconds: float = 5.0,
+        mention_cache: MentionCache | None = None,
+    ) -> PostgresStore:
         pool: AsyncConnectionPool[AsyncConnection[TupleRow]] = AsyncConnectionPool(
             url,
             min_size=1,
@@ -118,7 +131,7 @@ class PostgresStore(Store):
         except BaseException:
             await pool.close()
             raise
-        return cls(pool)
+        return cls(pool, mention_cache)
 
     async def find_stored(self, scope: str, key: str, since: float) -> StoredText | None:
         async with self._pool.connection() as conn:
@@ -150,24 +163,28 @@ class PostgresStore(Store):
         params = {"id": memory_id, "scope": scope, "now": now, "debounce": debounce_seconds}
         # One transaction: the upsert locks the row even when debounced, so the read that
         # follows sees the same row a concurrent Forget cannot remove in between.
-        async with self._pool.connection() as conn, conn.transaction():
-            cur = await conn.execute(_REINFORCE, params)
-            row = await cur.fetchone()
-            if row is not None:
-                return Reinforcement(True, row[0], row[1])
-            cur = await conn.execute(
-                "SELECT mentions, last_reinforced_at FROM ranker_mentions WHERE memory_id = %s",
-                (memory_id,),
-            )
-            row = await cur.fetchone()
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                cur = await conn.execute(_REINFORCE, params)
+                row = await cur.fetchone()
+                counted = row is not None
+                if not counted:
+                    cur = await conn.execute(
+                        "SELECT mentions, last_reinforced_at FROM ranker_mentions"
+                        " WHERE memory_id = %s",
+                        (memory_id,),
+                    )
+                    row = await cur.fetchone()
+        except BaseException:  # the upsert may have committed: drop what may be stale
+            self._mentions.forget([memory_id])
+            raise
         if row is None:  # the upsert skips only an existing, now locked, row
             raise RuntimeError(f"mention row of {memory_id!r} vanished inside its transaction")
-        return Reinforcement(False, row[0], row[1])
+        self._mentions.written(memory_id, MentionRecord(row[0], row[1]))
+        return Reinforcement(counted, row[0], row[1])
 
     async def mentions(self, memory_ids: Sequence[str]) -> dict[str, MentionRecord]:
-        if not memory_ids:
-            return {}
-        return await self._lookup(memory_ids)
+        return await self._mentions(memory_ids)
 
     async def _fetch_mentions(self, memory_ids: list[str]) -> dict[str, MentionRecord]:
         async with self._pool.connection() as conn:
@@ -175,22 +192,31 @@ class PostgresStore(Store):
             rows = await cur.fetchall()
         return {row[0]: MentionRecord(row[1], row[2]) for row in rows}
 
-    async def _delete(self, where: str, params: Sequence[object]) -> Forgotten:
-        async with self._pool.connection() as conn, conn.transaction():
-            mentions = await conn.execute(
-                f"DELETE FROM ranker_mentions WHERE {where}",  # noqa: S608 - fixed clauses
-                params,
-            )
-            dedupe = await conn.execute(
-                f"DELETE FROM ranker_dedupe WHERE {where}",  # noqa: S608 - fixed clauses
-                params,
-            )
+    async def _delete(
+        self, where: str, params: Sequence[object], ids: Sequence[str] | None = None
+    ) -> Forgotten:
+        """Delete matching rows of both tables; `ids` names the memories, None means unknown."""
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                mentions = await conn.execute(
+                    f"DELETE FROM ranker_mentions WHERE {where}",  # noqa: S608 - fixed clauses
+                    params,
+                )
+                dedupe = await conn.execute(
+                    f"DELETE FROM ranker_dedupe WHERE {where}",  # noqa: S608 - fixed clauses
+                    params,
+                )
+        finally:  # even a failed delete may have committed: forgetting is always safe
+            if ids is None:
+                self._mentions.clear()
+            else:
+                self._mentions.forget(ids)
         return Forgotten(mentions.rowcount, dedupe.rowcount)
 
     async def forget_memories(self, memory_ids: Sequence[str]) -> Forgotten:
         if not memory_ids:
             return Forgotten(0, 0)
-        return await self._delete("memory_id = ANY(%s)", (list(memory_ids),))
+        return await self._delete("memory_id = ANY(%s)", (list(memory_ids),), memory_ids)
 
     async def forget_scope(self, scope: str) -> Forgotten:
         low, high = scope_prefix_bounds(scope)

@@ -9,15 +9,15 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from typing import NoReturn
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from mem0_ranker._content import content_key
-from mem0_ranker._scoring import Candidate
-from mem0_ranker._timestamps import parse_moment
+from mem0_ranker._scoring import Columns
+from mem0_ranker._timestamps import cached_timestamp
 from mem0mcp.ranker.v1 import ranker_pb2
 
 
@@ -48,12 +48,16 @@ def _unknown_fields(message: Message, path: str) -> list[str]:
     for field in _message_fields(message.DESCRIPTOR):
         value = getattr(message, field.name)
         where = f"{path}.{field.name}" if path else field.name
-        if field.is_repeated:
+        if not field.is_repeated:
+            if message.HasField(field.name):
+                found += _unknown_fields(value, where)
+        elif _message_fields(field.message_type):
             for index, item in enumerate(value):
-                if len(UnknownFieldSet(item)) or _message_fields(item.DESCRIPTOR):
+                found += _unknown_fields(item, f"{where}[{index}]")
+        else:  # leaf messages (a rerank's candidates): only their own unknown fields to check
+            for index, item in enumerate(value):
+                if len(UnknownFieldSet(item)):
                     found += _unknown_fields(item, f"{where}[{index}]")
-        elif message.HasField(field.name):
-            found += _unknown_fields(value, where)
     return found
 
 
@@ -88,39 +92,85 @@ def text_key(value: str, limits: Limits) -> str:
     return content_key(value)
 
 
-def _moment(value: str, index: int, field: str) -> datetime:
+def _moment(value: str, index: int, field: str) -> float:
     try:
-        return parse_moment(value)
+        return cached_timestamp(value)
     except ValueError:
         raise InvalidArgument(
             f"candidates[{index}].{field}: not an RFC 3339 timestamp: {value[:64]!r}"
         ) from None
 
 
-def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> list[Candidate]:
+def _reject_candidate(
+    request: ranker_pb2.RerankRequest, index: int, c: ranker_pb2.Candidate, limits: Limits
+) -> NoReturn:
+    """Raise the error naming the first bad field of a candidate the fast loop refused.
+
+    Unknown fields anywhere in the request come first, as for every other call.
+    """
+    reject_unknown_fields(request)
+    similarity = c.similarity
+    if not (math.isfinite(similarity) and similarity >= 0):
+        raise InvalidArgument(
+            f"candidates[{index}].similarity: must be a finite number >= 0, got {similarity!r}"
+        )
+    memory_id(c.memory_id, f"candidates[{index}].memory_id", limits)
+    if not c.created_at:
+        raise InvalidArgument(f"candidates[{index}].created_at: must not be empty")
+    _moment(c.created_at, index, "created_at")
+    if c.updated_at:
+        _moment(c.updated_at, index, "updated_at")
+    raise AssertionError(f"candidates[{index}] was refused but has no bad field")
+
+
+# `candidates` looks for unknown fields only in the request and in each candidate, which is
+# everywhere they can be while neither holds any other message: refuse to run otherwise.
+if not (
+    [f.name for f in _message_fields(ranker_pb2.RerankRequest.DESCRIPTOR)] == ["candidates"]
+    and not _message_fields(ranker_pb2.Candidate.DESCRIPTOR)
+):
+    raise RuntimeError("RerankRequest grew nested messages: extend candidates()' field checks")
+
+
+def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
+    """Every candidate checked (unknown fields included), with the newer of its two times as
+    epoch seconds.
+
+    One flat loop that only tests (the common case is a valid request); the first refusal
+    goes to `_reject_candidate`, which finds the field to name.
+    """
     count = len(request.candidates)
-    if count > limits.max_candidates:
+    if len(UnknownFieldSet(request)) or count > limits.max_candidates:
+        reject_unknown_fields(request)
         raise InvalidArgument(f"candidates: {count} given, at most {limits.max_candidates} allowed")
-    checked = []
+    columns = Columns([], [], [])
+    add_id = columns.memory_ids.append
+    add_similarity = columns.similarities.append
+    add_activity = columns.activity_at.append
     max_id = limits.max_id_length
+    stamp = cached_timestamp
+    unknown = UnknownFieldSet
+    inf = math.inf
     for index, c in enumerate(request.candidates):
-        similarity = c.similarity
-        if not (math.isfinite(similarity) and similarity >= 0):
-            raise InvalidArgument(
-                f"candidates[{index}].similarity: must be a finite number >= 0, got {similarity!r}"
-            )
         id_ = c.memory_id
-        if not id_ or len(id_) > max_id:
-            memory_id(id_, f"candidates[{index}].memory_id", limits)  # raises, naming the field
-        created, updated = c.created_at, c.updated_at
-        if not created:
-            raise InvalidArgument(f"candidates[{index}].created_at: must not be empty")
-        # Both are checked, but only the newer is converted to epoch seconds (the costly step).
-        activity = _moment(created, index, "created_at")
-        if updated:
-            activity = max(activity, _moment(updated, index, "updated_at"))
-        checked.append(Candidate(id_, similarity, activity.timestamp()))
-    return checked
+        similarity = c.similarity
+        created = c.created_at
+        updated = c.updated_at
+        # The comparison chain is False for NaN, negatives and infinity alike.
+        if not (0.0 <= similarity < inf and id_ and len(id_) <= max_id and created) or len(
+            unknown(c)
+        ):
+            _reject_candidate(request, index, c, limits)
+        try:
+            activity = stamp(created)
+            if updated:
+                activity = max(activity, stamp(updated))
+        except ValueError:
+            _reject_candidate(request, index, c, limits)
+        add_id(id_)
+        add_similarity(similarity)
+        add_activity(activity)
+    return columns
 
 
 def forget_ids(request: ranker_pb2.ForgetRequest, limits: Limits) -> list[str]:

@@ -51,6 +51,15 @@ class Scored(NamedTuple):
     age_days: float
 
 
+class Columns(NamedTuple):
+    """Candidates as three parallel lists: how the service hands a request to `rank_columns`,
+    so a rerank builds no object per candidate."""
+
+    memory_ids: list[str]
+    similarities: list[float]
+    activity_at: list[float]
+
+
 def score(
     candidate: Candidate, record: MentionRecord | None, now: float, params: ScoringParams
 ) -> Scored:
@@ -66,44 +75,69 @@ def rank(
     params: ScoringParams,
     limit: int = 0,
 ) -> list[Scored]:
-    """Best first; equal scores keep mem0's order (a stable sort), so results are reproducible.
+    """Best first; equal scores keep mem0's order (a stable sort), so results are reproducible."""
+    columns = Columns(
+        [c.memory_id for c in candidates],
+        [c.similarity for c in candidates],
+        [c.activity_at for c in candidates],
+    )
+    return rank_columns(columns, records, now, params, limit)
 
-    This runs on every search, so it is one flat loop; the factors are kept with each score
-    so the caller can show why a memory ranked where it did.
+
+def rank_columns(
+    candidates: Columns,
+    records: Mapping[str, MentionRecord],
+    now: float,
+    params: ScoringParams,
+    limit: int = 0,
+) -> list[Scored]:
+    """`rank` over columns. This runs on every search, so it is one flat loop over plain floats:
+    the recency fade is `exp(rate * age_seconds)` with the rate worked out once (the same curve
+    as `0.5 ** (age_days / half_life_days)`), and a memory never reinforced (most of them) skips
+    the mention factor, which is exactly 1. Only the returned few become `Scored` records.
     """
     alpha = params.alpha
     floor = params.recency_floor
     fade = 1.0 - floor
-    half_life = params.half_life_days
+    rate = -math.log(2.0) / (params.half_life_days * SECONDS_PER_DAY)
+    exp = math.exp
     log1p = math.log1p
-    # Plain tuples while sorting (position breaks ties, so the rest is never compared); the
-    # named result is built only for what is returned, usually `limit` of many candidates.
-    keyed = []
-    for position, c in enumerate(candidates):
-        record = records.get(c.memory_id)
-        newest = c.activity_at
+    get = records.get
+    ids, similarities, activities = candidates
+    negatives = []
+    for memory_id, similarity, activity in zip(ids, similarities, activities, strict=True):
+        record = get(memory_id)
+        newest = activity
+        factor = 1.0
+        if record is not None:
+            factor += alpha * log1p(record.mentions)
+            newest = max(activity, record.last_reinforced_at)
+        # A timestamp in the future (clock skew) counts as age 0, never as a bonus.
+        age = now - newest if newest < now else 0.0
+        negatives.append(-(similarity * factor * (floor + fade * exp(rate * age))))
+    # Sorting positions by score: stable, so equal scores keep their input order.
+    order = sorted(range(len(negatives)), key=negatives.__getitem__)
+    if limit > 0:
+        order = order[:limit]
+    results = []
+    for position in order:
+        memory_id = ids[position]
+        record = get(memory_id)
         mentions = 0
+        newest = activities[position]
         if record is not None:
             mentions = record.mentions
             newest = max(newest, record.last_reinforced_at)
-        # A timestamp in the future (clock skew) counts as age 0, never as a bonus.
-        age_days = max(now - newest, 0.0) / SECONDS_PER_DAY
-        factor = 1.0 + alpha * log1p(mentions)
-        fresh = floor + fade * 0.5 ** (age_days / half_life)
-        keyed.append(
-            (-(c.similarity * factor * fresh), position, mentions, factor, fresh, age_days)
+        age = now - newest if newest < now else 0.0
+        results.append(
+            Scored(
+                memory_id,
+                -negatives[position],
+                similarities[position],
+                mentions,
+                1.0 + alpha * log1p(mentions) if mentions else 1.0,
+                floor + fade * exp(rate * age),
+                age / SECONDS_PER_DAY,
+            )
         )
-    keyed.sort()
-    chosen = keyed[:limit] if limit > 0 else keyed
-    return [
-        Scored(
-            candidates[position].memory_id,
-            -negative,
-            candidates[position].similarity,
-            mentions,
-            factor,
-            fresh,
-            age_days,
-        )
-        for negative, position, mentions, factor, fresh, age_days in chosen
-    ]
+    return results

@@ -20,8 +20,9 @@ from google.protobuf.message import Message
 
 from mem0_common import GrpcServer, ServiceRegistration
 from mem0_ranker import _requests
+from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._requests import InvalidArgument, Limits
-from mem0_ranker._scoring import ScoringParams, rank
+from mem0_ranker._scoring import ScoringParams, rank_columns
 from mem0_ranker._settings import RankerSettings
 from mem0_ranker._store import Forgotten, Store
 from mem0_ranker._timestamps import format_timestamp
@@ -44,14 +45,17 @@ _Resp = TypeVar("_Resp", bound=Message)
 _Handler = Callable[["RankerServicer", _Req, grpc.aio.ServicerContext], Awaitable[_Resp]]
 
 
-def _checked(handler: _Handler[_Req, _Resp]) -> _Handler[_Req, _Resp]:
+def _checked(
+    handler: _Handler[_Req, _Resp], *, unknown_fields: bool = True
+) -> _Handler[_Req, _Resp]:
     """Reject unknown fields, and turn InvalidArgument into the gRPC status naming the field."""
 
     async def wrapper(
         self: RankerServicer, request: _Req, context: grpc.aio.ServicerContext
     ) -> _Resp:
         try:
-            _requests.reject_unknown_fields(request)
+            if unknown_fields:
+                _requests.reject_unknown_fields(request)
             return await handler(self, request, context)
         except InvalidArgument as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
@@ -66,6 +70,12 @@ def _checked(handler: _Handler[_Req, _Resp]) -> _Handler[_Req, _Resp]:
     wrapper.__name__ = handler.__name__
     wrapper.__doc__ = handler.__doc__
     return wrapper
+
+
+def _checked_in_one_pass(handler: _Handler[_Req, _Resp]) -> _Handler[_Req, _Resp]:
+    """`_checked` for a handler whose validation also rejects unknown fields, with the same
+    errors, while it visits each candidate anyway (Rerank: one pass over them, not two)."""
+    return _checked(handler, unknown_fields=False)
 
 
 def _forgotten(result: Forgotten) -> ranker_pb2.ForgetResponse:
@@ -130,27 +140,26 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
             last_reinforced_at=format_timestamp(result.last_reinforced_at),
         )
 
-    @_checked
+    @_checked_in_one_pass
     async def Rerank(  # noqa: N802 - gRPC method name
         self, request: ranker_pb2.RerankRequest, context: grpc.aio.ServicerContext
     ) -> ranker_pb2.RerankResponse:
         candidates = _requests.candidates(request, self._limits)
-        records = await self._store.mentions([c.memory_id for c in candidates])
-        ranked = rank(candidates, records, self._clock(), self._params, request.limit)
-        return ranker_pb2.RerankResponse(
-            results=[
-                ranker_pb2.ScoredCandidate(
-                    memory_id=s.memory_id,
-                    score=s.score,
-                    similarity=s.similarity,
-                    mentions=s.mentions,
-                    mention_factor=s.mention_factor,
-                    recency=s.recency,
-                    age_days=s.age_days,
-                )
-                for s in ranked
-            ]
-        )
+        records = await self._store.mentions(candidates.memory_ids)
+        ranked = rank_columns(candidates, records, self._clock(), self._params, request.limit)
+        response = ranker_pb2.RerankResponse()
+        add = response.results.add  # in place: building messages first would copy each
+        for s in ranked:
+            add(
+                memory_id=s.memory_id,
+                score=s.score,
+                similarity=s.similarity,
+                mentions=s.mentions,
+                mention_factor=s.mention_factor,
+                recency=s.recency,
+                age_days=s.age_days,
+            )
+        return response
 
     @_checked
     async def Forget(  # noqa: N802 - gRPC method name
@@ -186,15 +195,22 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
 
 async def open_store(settings: RankerSettings) -> Store:
     """PostgreSQL when a database URL is set (replicas), else the SQLite file."""
+    size = settings.mention_cache_size
     if settings.database_url:
         from mem0_ranker._postgres import PostgresStore  # noqa: PLC0415 - only when selected
 
+        ttl = settings.mention_cache_ttl_seconds
         return await PostgresStore.open(
-            settings.database_url, settings.pg_pool_max, settings.pg_timeout_seconds
+            settings.database_url,
+            settings.pg_pool_max,
+            settings.pg_timeout_seconds,
+            mention_cache=MentionCache(size, ttl) if size and ttl else None,
         )
     from mem0_ranker._sqlite import SqliteStore  # noqa: PLC0415
 
-    return await SqliteStore.open(settings.db_path)
+    return await SqliteStore.open(
+        settings.db_path, mention_cache=MentionCache(size) if size else None
+    )
 
 
 def create_server(

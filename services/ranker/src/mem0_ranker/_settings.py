@@ -45,6 +45,23 @@ class RankerSettings(GrpcServiceSettings):
             "How long a call waits for a PostgreSQL connection before failing with UNAVAILABLE."
         ),
     )
+    mention_cache_size: int = Field(
+        default=100_000,
+        ge=0,
+        description=(
+            "Most memories whose mention row (or its absence) is kept in memory, so reranking "
+            "hot memories skips the database; about 250 bytes each; 0 turns the cache off."
+        ),
+    )
+    mention_cache_ttl_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description=(
+            "PostgreSQL only: seconds a cached mention row is used before it is read again, "
+            "which bounds how late another replica's Reinforce or Forget shows in this one's "
+            "reranks; 0 turns the cache off. With SQLite the cache is exact and never expires."
+        ),
+    )
     dedupe_window_seconds: float = Field(
         default=7 * 24 * 3600.0,
         ge=0,

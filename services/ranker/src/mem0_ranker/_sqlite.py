@@ -3,6 +3,11 @@
 Writes go through one connection, one transaction at a time, with `synchronous=FULL`, so a
 call returns only after its commit reached the disk. Reads use a second, read-only connection
 (WAL lets it read while a write commits), so reranks never queue behind an fsync.
+
+This process is the file's only writer, so the mention cache is exact: each write updates it
+after its commit. Writes are shielded from cancellation: a caller that gives up (a deadline)
+does not stop a statement already handed to the database thread, and the cache update must
+follow the commit all the same.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from pathlib import Path
 
 import aiosqlite
 
-from mem0_ranker._coalescing import CoalescedLookup
+from mem0_ranker._mention_cache import MentionCache, MentionReader
 from mem0_ranker._scoring import MentionRecord
 from mem0_ranker._store import (
     Forgotten,
@@ -101,14 +106,19 @@ def _prepare(path: Path) -> Path:
 
 
 class SqliteStore(Store):
-    def __init__(self, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
+    def __init__(
+        self,
+        writer: aiosqlite.Connection,
+        reader: aiosqlite.Connection,
+        mention_cache: MentionCache | None = None,
+    ) -> None:
         self._writer = writer
         self._reader = reader
         self._write_lock = asyncio.Lock()
-        self._lookup = CoalescedLookup(self._fetch_mentions)
+        self._mentions = MentionReader(self._fetch_mentions, mention_cache)
 
     @classmethod
-    async def open(cls, path: Path) -> SqliteStore:
+    async def open(cls, path: Path, mention_cache: MentionCache | None = None) -> SqliteStore:
         path = await asyncio.to_thread(_prepare, path)
         writer = await aiosqlite.connect(path, isolation_level=None)
         try:
@@ -127,7 +137,7 @@ class SqliteStore(Store):
         # cache directly instead of a read() per page missing from SQLite's small page cache,
         # which keeps rerank cost flat as the table grows. Address space only, not RAM.
         await reader.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
-        return cls(writer, reader)
+        return cls(writer, reader, mention_cache)
 
     async def find_stored(self, scope: str, key: str, since: float) -> StoredText | None:
         rows = list(
@@ -157,32 +167,49 @@ class SqliteStore(Store):
     async def reinforce(
         self, memory_id: str, scope: str, now: float, debounce_seconds: float
     ) -> Reinforcement:
+        return await asyncio.shield(self._reinforce(memory_id, scope, now, debounce_seconds))
+
+    async def _reinforce(
+        self, memory_id: str, scope: str, now: float, debounce_seconds: float
+    ) -> Reinforcement:
         async with self._write_lock:
-            rows = list(
-                await self._writer.execute_fetchall(
-                    _REINFORCE, (memory_id, scope, now, debounce_seconds)
+            try:
+                rows = list(
+                    await self._writer.execute_fetchall(
+                        _REINFORCE, (memory_id, scope, now, debounce_seconds)
+                    )
                 )
-            )
-            if rows:
-                return Reinforcement(True, rows[0][0], rows[0][1])
-            rows = list(
-                await self._writer.execute_fetchall(
-                    "SELECT mentions, last_reinforced_at FROM ranker_mentions WHERE memory_id = ?",
-                    (memory_id,),
-                )
-            )
-        return Reinforcement(False, rows[0][0], rows[0][1])
+                counted = bool(rows)
+                if not counted:
+                    rows = list(
+                        await self._writer.execute_fetchall(
+                            "SELECT mentions, last_reinforced_at FROM ranker_mentions"
+                            " WHERE memory_id = ?",
+                            (memory_id,),
+                        )
+                    )
+            except BaseException:  # the upsert may have committed: drop what may be stale
+                self._mentions.forget([memory_id])
+                raise
+            self._mentions.written(memory_id, MentionRecord(rows[0][0], rows[0][1]))
+        return Reinforcement(counted, rows[0][0], rows[0][1])
 
     async def mentions(self, memory_ids: Sequence[str]) -> dict[str, MentionRecord]:
-        if not memory_ids:
-            return {}
-        return await self._lookup(memory_ids)
+        return await self._mentions(memory_ids)
 
     async def _fetch_mentions(self, memory_ids: list[str]) -> dict[str, MentionRecord]:
         rows = await self._reader.execute_fetchall(MENTIONS_QUERY, (json.dumps(memory_ids),))
         return {row[0]: MentionRecord(row[1], row[2]) for row in rows}
 
-    async def _delete(self, where: str, params: Sequence[object]) -> Forgotten:
+    async def _delete(
+        self, where: str, params: Sequence[object], ids: Sequence[str] | None = None
+    ) -> Forgotten:
+        """Delete matching rows of both tables; `ids` names the memories, None means unknown."""
+        return await asyncio.shield(self._delete_and_forget(where, params, ids))
+
+    async def _delete_and_forget(
+        self, where: str, params: Sequence[object], ids: Sequence[str] | None
+    ) -> Forgotten:
         async with self._write_lock:
             await self._writer.execute("BEGIN IMMEDIATE")
             try:
@@ -198,13 +225,20 @@ class SqliteStore(Store):
             except BaseException:
                 await self._writer.execute("ROLLBACK")
                 raise
+            finally:  # even a failed delete may have committed: forgetting is always safe
+                if ids is None:
+                    self._mentions.clear()
+                else:
+                    self._mentions.forget(ids)
         return Forgotten(mentions.rowcount, dedupe.rowcount)
 
     async def forget_memories(self, memory_ids: Sequence[str]) -> Forgotten:
         if not memory_ids:
             return Forgotten(0, 0)
         return await self._delete(
-            "memory_id IN (SELECT value FROM json_each(?))", (json.dumps(list(memory_ids)),)
+            "memory_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(memory_ids)),),
+            memory_ids,
         )
 
     async def forget_scope(self, scope: str) -> Forgotten:

@@ -7,6 +7,7 @@ import logging
 import urllib.request
 from collections.abc import AsyncIterator
 
+import anyio
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -116,20 +117,39 @@ async def test_request_id_is_generated_when_the_caller_sends_none(
     assert first != second
 
 
+class _LogWaiter(logging.Handler):
+    """Sets `seen` once a record on the call logger carries every one of `parts`."""
+
+    def __init__(self, *parts: str) -> None:
+        super().__init__(logging.INFO)
+        self.parts = parts
+        self.seen = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if all(part in record.getMessage() for part in self.parts):
+            self.seen.set()
+
+
 async def test_each_call_is_logged_with_method_code_and_request_id(
-    channel: grpc.aio.Channel, caplog: pytest.LogCaptureFixture
+    channel: grpc.aio.Channel,
 ) -> None:
     fail = channel.unary_unary(f"/{SERVICE}/Fail", _identity, _identity)
-    with (
-        caplog.at_level(logging.INFO, logger="mem0_common.calls"),
-        pytest.raises(grpc.aio.AioRpcError) as error,
-    ):
-        await fail(b"", metadata=(("x-request-id", "req-7"),))
-    assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
-    lines = [r.getMessage() for r in caplog.records if r.name == "mem0_common.calls"]
-    assert any(
-        "Fail INVALID_ARGUMENT" in line and "text: must not be empty" in line for line in lines
-    )
+    calls_log = logging.getLogger("mem0_common.calls")
+    waiter = _LogWaiter("Fail INVALID_ARGUMENT", "text: must not be empty")
+    waiter.addFilter(lambda record: request_id_var.get() == "req-7")
+    level = calls_log.level
+    calls_log.addHandler(waiter)
+    calls_log.setLevel(logging.INFO)
+    try:
+        with pytest.raises(grpc.aio.AioRpcError) as error:
+            await fail(b"", metadata=(("x-request-id", "req-7"),))
+        assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        # The server logs once the call is over, which can be after the client has its answer.
+        with anyio.fail_after(5):
+            await waiter.seen.wait()
+    finally:
+        calls_log.removeHandler(waiter)
+        calls_log.setLevel(level)
 
 
 async def test_metrics_endpoint_counts_calls_by_code(

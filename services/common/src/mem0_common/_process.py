@@ -27,7 +27,10 @@ BIN = Path(sys.executable).parent
 class ServiceProcess:
     """A started service; `port` and `url` are read from its announcement line.
 
-    Its stderr goes to a log file (`log_text()`), and also to ours with `echo_prefix` set.
+    The child writes its stderr straight into a log file (`log_text()`): no pipe and no reader
+    thread here, so a chatty service costs its supervisor nothing (a benchmark client that
+    pumped the log of the server it measures would slow itself down). With `echo_prefix`, a
+    thread follows the file and echoes each line to our stderr, as `make run` wants.
     """
 
     def __init__(
@@ -40,59 +43,61 @@ class ServiceProcess:
         echo_prefix: str | None = None,
         new_session: bool = False,
     ) -> None:
-        self.command = [
-            str(BIN / command[0]) if (BIN / command[0]).exists() else command[0],
-            *command[1:],
-        ]
-        self._log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the process
-            mode="w+", prefix=f"{Path(command[0]).name}-", suffix=".log", delete=False
-        )
-        full_env = {**os.environ, **(env or {})}
-        self.proc = subprocess.Popen(  # noqa: S603 - our own console scripts, argv not shell
-            self.command,
-            env=full_env,
-            cwd=cwd,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            bufsize=1,
-            # A supervisor passes new_session so Ctrl-C reaches only it; it then stops each
-            # child in order with SIGTERM instead of all of them dying at once.
-            start_new_session=new_session,
-        )
+        # Prefer the console script next to this interpreter: it is the one this venv installed.
+        local = BIN / command[0]
+        self.command = [str(local) if local.exists() else command[0], *command[1:]]
+        fd, name = tempfile.mkstemp(prefix=f"{Path(command[0]).name}-", suffix=".log")
+        self.log_path = Path(name)
+        with os.fdopen(fd, "wb") as log:
+            self.proc = subprocess.Popen(  # noqa: S603 - our own console scripts, argv not shell
+                self.command,
+                env={**os.environ, **(env or {})},
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                # A supervisor passes new_session so Ctrl-C reaches only it; it then stops each
+                # child in order with SIGTERM instead of all of them dying at once.
+                start_new_session=new_session,
+            )
         self.url = ""
         self.port = 0
-        ready = threading.Event()
+        self._stopped = threading.Event()
+        self._echo: threading.Thread | None = None
+        if echo_prefix is not None:
+            self._echo = threading.Thread(target=self._follow, args=(echo_prefix,), daemon=True)
+            self._echo.start()
+        self._wait_until_listening(ready_timeout)
 
-        stderr = self.proc.stderr
-        if stderr is None:  # pragma: no cover - stderr=PIPE always gives a stream
-            raise RuntimeError("subprocess has no stderr pipe")
-
-        def pump() -> None:
-            for line in stderr:
-                self._log.write(line)
-                self._log.flush()
-                if echo_prefix is not None:
-                    sys.stderr.write(f"{echo_prefix}{line}")
-                match = _LISTENING.search(line)
-                if match and not ready.is_set():
-                    self.url = match.group("url")
-                    self.port = int(match.group("port"))
-                    ready.set()
-
-        self._pump = threading.Thread(target=pump, daemon=True)
-        self._pump.start()
-        deadline = time.monotonic() + ready_timeout
-        while not ready.wait(0.05):
+    def _wait_until_listening(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            match = _LISTENING.search(self.log_text())
+            if match:
+                self.url = match.group("url")
+                self.port = int(match.group("port"))
+                return
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(
                     f"{' '.join(self.command)} did not announce readiness "
                     f"(exit code {self.proc.returncode}); its log:\n{self.log_text()}"
                 )
+            time.sleep(0.02)
+
+    def _follow(self, prefix: str) -> None:
+        with self.log_path.open(encoding="utf-8", errors="replace") as log:
+            while True:
+                line = log.readline()
+                if line:
+                    sys.stderr.write(f"{prefix}{line}")
+                elif self._stopped.is_set():
+                    return
+                else:
+                    time.sleep(0.05)
 
     def log_text(self) -> str:
-        return Path(self._log.name).read_text()
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
         """Send `sig` and wait; kill if it does not exit in time. Returns the exit code."""
@@ -103,11 +108,9 @@ class ServiceProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
-        self._pump.join(timeout=5)
-        # Closed here, not left to the GC: an unclosed pipe is a ResourceWarning (a test error).
-        if self.proc.stderr is not None and not self._pump.is_alive():
-            self.proc.stderr.close()
-        self._log.close()
+        self._stopped.set()
+        if self._echo is not None:
+            self._echo.join(timeout=5)
         return self.proc.returncode
 
     def kill(self) -> None:

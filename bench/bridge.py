@@ -28,9 +28,7 @@ import argparse
 import asyncio
 import os
 import platform
-import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +36,15 @@ import httpx
 from mcp import Client
 
 from bench._mcp import call_tool
-from bench._report import RESULTS_DIR, format_table, progress, summarize, write_result
+from bench._report import (
+    RESULTS_DIR,
+    compare_summaries,
+    interleave,
+    latency_table,
+    progress,
+    summarize,
+    write_result,
+)
 from mem0_bridge import BridgeSettings, create_server
 from tests.support.stack import Stack, temporary_stack
 
@@ -69,12 +75,6 @@ def fact(i: int) -> str:
 
 def question(i: int) -> str:
     return f"What does the {_word(3 * i)} service depend on?"
-
-
-async def _timed(call: Callable[[int], Awaitable[None]], i: int) -> float:
-    started = time.perf_counter()
-    await call(i)
-    return time.perf_counter() - started
 
 
 class Calls:
@@ -118,22 +118,6 @@ class Calls:
         response.raise_for_status()
 
 
-async def _interleave(
-    label: str,
-    indices: range,
-    bridge: Callable[[int], Awaitable[None]],
-    direct: Callable[[int], Awaitable[None]],
-) -> tuple[list[float], list[float]]:
-    bridge_times: list[float] = []
-    direct_times: list[float] = []
-    for done, i in enumerate(indices, start=1):
-        bridge_times.append(await _timed(bridge, i))
-        direct_times.append(await _timed(direct, i))
-        if done % 25 == 0 or done == len(indices):
-            progress(f"  {label}: {done}/{len(indices)}")
-    return bridge_times, direct_times
-
-
 async def measure(stack: Stack, n: int, warmup: int) -> tuple[dict[str, list[float]], Calls]:
     settings = stack.settings(infer=False, log_level="WARNING")
     headers = {"X-API-Key": settings.api_key or ""}
@@ -144,16 +128,16 @@ async def measure(stack: Stack, n: int, warmup: int) -> tuple[dict[str, list[flo
         calls = Calls(settings, client, http)
         progress(f"warm-up: {warmup} adds and searches each ...")
         warm = range(n, n + warmup)
-        await _interleave("warm-up add", warm, calls.bridge_add, calls.direct_add)
-        await _interleave("warm-up search", warm, calls.bridge_search, calls.direct_search)
+        await interleave("warm-up add", warm, calls.bridge_add, calls.direct_add, every=25)
+        await interleave("warm-up search", warm, calls.bridge_search, calls.direct_search, every=25)
         calls.add_actions.clear()
         calls.rewritten = 0
         progress(f"measuring {n} adds and {n} searches, interleaving bridge and direct ...")
-        bridge_adds, direct_adds = await _interleave(
-            "add", range(n), calls.bridge_add, calls.direct_add
+        bridge_adds, direct_adds = await interleave(
+            "add", range(n), calls.bridge_add, calls.direct_add, every=25
         )
-        bridge_searches, direct_searches = await _interleave(
-            "search", range(n), calls.bridge_search, calls.direct_search
+        bridge_searches, direct_searches = await interleave(
+            "search", range(n), calls.bridge_search, calls.direct_search, every=25
         )
     times = {
         "bridge_add": bridge_adds,
@@ -168,16 +152,7 @@ def report(times: dict[str, list[float]], calls: Calls, n: int) -> dict[str, Any
     s = {name: summarize(values) for name, values in times.items()}
     return {
         "n": n,
-        "add_p50_ms": s["bridge_add"]["p50_ms"],
-        "add_p95_ms": s["bridge_add"]["p95_ms"],
-        "search_p50_ms": s["bridge_search"]["p50_ms"],
-        "search_p95_ms": s["bridge_search"]["p95_ms"],
-        "baseline_add_p50_ms": s["direct_add"]["p50_ms"],
-        "baseline_add_p95_ms": s["direct_add"]["p95_ms"],
-        "baseline_search_p50_ms": s["direct_search"]["p50_ms"],
-        "baseline_search_p95_ms": s["direct_search"]["p95_ms"],
-        "add_p50_ratio": s["bridge_add"]["p50_ms"] / s["direct_add"]["p50_ms"],
-        "search_p50_ratio": s["bridge_search"]["p50_ms"] / s["direct_search"]["p50_ms"],
+        **compare_summaries(s, "bridge", "direct", ("add", "search")),
         "add_actions": dict(calls.add_actions),
         "searches_rewritten": calls.rewritten,
         "summaries": s,
@@ -197,17 +172,13 @@ def report(times: dict[str, list[float]], calls: Calls, n: int) -> dict[str, Any
 
 
 def print_table(result: dict[str, Any]) -> None:
-    s = result["summaries"]
     rows = [
-        [label, s[key]["n"], s[key]["p50_ms"], s[key]["p95_ms"], s[key]["mean_ms"]]
-        for label, key in [
-            ("memory_add    (bridge, MCP)", "bridge_add"),
-            ("POST /memories (direct, baseline)", "direct_add"),
-            ("memory_search (bridge, MCP)", "bridge_search"),
-            ("POST /search   (direct, baseline)", "direct_search"),
-        ]
+        ("memory_add    (bridge, MCP)", "bridge_add"),
+        ("POST /memories (direct, baseline)", "direct_add"),
+        ("memory_search (bridge, MCP)", "bridge_search"),
+        ("POST /search   (direct, baseline)", "direct_search"),
     ]
-    print(format_table(["operation", "n", "p50 ms", "p95 ms", "mean ms"], rows))
+    print(latency_table(result["summaries"], rows))
     print(
         f"\nbridge / direct, ratio of medians: add {result['add_p50_ratio']:.2f}x, "
         f"search {result['search_p50_ratio']:.2f}x"

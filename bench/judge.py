@@ -33,7 +33,7 @@ from typing import Any
 import grpc
 import httpx
 
-from bench._report import RESULTS_DIR, format_table, progress, summarize, write_result
+from bench._report import RESULTS_DIR, format_table, progress, summarize, timed, write_result
 from mem0_common import ServiceProcess
 from mem0_judge import compare_messages, rewrite_messages
 from mem0mcp.judge.v1 import judge_pb2, judge_pb2_grpc
@@ -103,12 +103,6 @@ def _body(messages: list[Any]) -> dict[str, Any]:
     }
 
 
-async def _timed(call: Any) -> float:
-    start = time.perf_counter()
-    await call
-    return time.perf_counter() - start
-
-
 async def _raw(http: httpx.AsyncClient, body: dict[str, Any]) -> None:
     response = await http.post("chat/completions", json=body)
     response.raise_for_status()
@@ -133,14 +127,14 @@ async def measure_added_latency(
         for i in range(-10, calls):  # 10 warm-up rounds, not recorded
             question = f"what port does service {i + 10} use?"
             round_times = {
-                "raw_compare": await _timed(_raw(http, compare_body)),
-                "judge_compare": await _timed(stub.Compare(compare, timeout=10)),
-                "raw_rewrite": await _timed(_raw(http, _body(rewrite_messages(question)))),
-                "judge_rewrite": await _timed(
+                "raw_compare": await timed(_raw(http, compare_body)),
+                "judge_compare": await timed(stub.Compare(compare, timeout=10)),
+                "raw_rewrite": await timed(_raw(http, _body(rewrite_messages(question)))),
+                "judge_rewrite": await timed(
                     stub.Rewrite(judge_pb2.RewriteRequest(query=question), timeout=10)
                 ),
                 # A statement: no LLM call, so this is the floor of any judge call (gRPC hop).
-                "judge_passthrough": await _timed(
+                "judge_passthrough": await timed(
                     stub.Rewrite(judge_pb2.RewriteRequest(query=f"port of service {i}"), timeout=10)
                 ),
             }

@@ -17,15 +17,21 @@ import asyncio
 import os
 import platform
 import tempfile
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 from pydantic import SecretStr
 
-from bench._report import RESULTS_DIR, format_table, progress, summarize, write_result
+from bench._report import (
+    RESULTS_DIR,
+    compare_summaries,
+    interleave,
+    latency_table,
+    progress,
+    summarize,
+    write_result,
+)
 from mem0_common import ServiceProcess
 from mem0_local import Mem0LocalSettings, open_async_memory
 from tests.support.postgres import temporary_database
@@ -47,28 +53,6 @@ QUERIES = [
 
 def _text(template: list[str], i: int) -> str:
     return template[i % len(template)].format(s=SUBJECTS[i % len(SUBJECTS)], n=i)
-
-
-async def _timed(call: Callable[[int], Awaitable[Any]], i: int) -> float:
-    started = time.perf_counter()
-    await call(i)
-    return time.perf_counter() - started
-
-
-async def _alternate(
-    label: str,
-    n: int,
-    http_call: Callable[[int], Awaitable[Any]],
-    lib_call: Callable[[int], Awaitable[Any]],
-) -> tuple[list[float], list[float]]:
-    http_times: list[float] = []
-    lib_times: list[float] = []
-    for i in range(n):
-        http_times.append(await _timed(http_call, i))
-        lib_times.append(await _timed(lib_call, i))
-        if (i + 1) % 50 == 0 or i + 1 == n:
-            progress(f"  {label}: {i + 1}/{n}")
-    return http_times, lib_times
 
 
 async def measure(
@@ -103,13 +87,14 @@ async def measure(
             await memory.search(_text(QUERIES, i), filters=user, top_k=10)
 
         progress(f"warm-up: {warmup} adds and searches each ...")
-        await _alternate(
-            "warm-up add", warmup, lambda i: http_add(10_000 + i), lambda i: lib_add(10_000 + i)
-        )
-        await _alternate("warm-up search", warmup, http_search, lib_search)
+        warm_adds = range(10_000, 10_000 + warmup)
+        await interleave("warm-up add", warm_adds, http_add, lib_add, every=50)
+        await interleave("warm-up search", range(warmup), http_search, lib_search, every=50)
         progress(f"measuring {n} adds and {n} searches each, alternating HTTP and library ...")
-        http_adds, lib_adds = await _alternate("add", n, http_add, lib_add)
-        http_searches, lib_searches = await _alternate("search", n, http_search, lib_search)
+        http_adds, lib_adds = await interleave("add", range(n), http_add, lib_add, every=50)
+        http_searches, lib_searches = await interleave(
+            "search", range(n), http_search, lib_search, every=50
+        )
     memory.close()
     return {
         "http_add": http_adds,
@@ -123,18 +108,9 @@ def report(times: dict[str, list[float]], n: int) -> dict[str, Any]:
     s = {name: summarize(values) for name, values in times.items()}
     return {
         "n": n,
-        "add_p50_ms": s["http_add"]["p50_ms"],
-        "add_p95_ms": s["http_add"]["p95_ms"],
+        **compare_summaries(s, "http", "lib", ("add", "search")),
         "add_mean_ms": s["http_add"]["mean_ms"],
-        "search_p50_ms": s["http_search"]["p50_ms"],
-        "search_p95_ms": s["http_search"]["p95_ms"],
         "search_mean_ms": s["http_search"]["mean_ms"],
-        "baseline_add_p50_ms": s["lib_add"]["p50_ms"],
-        "baseline_add_p95_ms": s["lib_add"]["p95_ms"],
-        "baseline_search_p50_ms": s["lib_search"]["p50_ms"],
-        "baseline_search_p95_ms": s["lib_search"]["p95_ms"],
-        "add_p50_ratio": s["http_add"]["p50_ms"] / s["lib_add"]["p50_ms"],
-        "search_p50_ratio": s["http_search"]["p50_ms"] / s["lib_search"]["p50_ms"],
         "summaries": s,
         "setup": {
             "vector_store": "pgvector (temporary database)",
@@ -149,17 +125,13 @@ def report(times: dict[str, list[float]], n: int) -> dict[str, Any]:
 
 
 def print_table(result: dict[str, Any]) -> None:
-    s = result["summaries"]
     rows = [
-        [label, s[key]["n"], s[key]["p50_ms"], s[key]["p95_ms"], s[key]["mean_ms"]]
-        for label, key in [
-            ("add    mem0-local HTTP", "http_add"),
-            ("add    AsyncMemory (baseline)", "lib_add"),
-            ("search mem0-local HTTP", "http_search"),
-            ("search AsyncMemory (baseline)", "lib_search"),
-        ]
+        ("add    mem0-local HTTP", "http_add"),
+        ("add    AsyncMemory (baseline)", "lib_add"),
+        ("search mem0-local HTTP", "http_search"),
+        ("search AsyncMemory (baseline)", "lib_search"),
     ]
-    print(format_table(["operation", "n", "p50 ms", "p95 ms", "mean ms"], rows))
+    print(latency_table(result["summaries"], rows))
     print(
         f"\nHTTP / library, ratio of medians: add {result['add_p50_ratio']:.2f}x, "
         f"search {result['search_p50_ratio']:.2f}x"

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import random
@@ -63,6 +62,7 @@ from typing import Any
 import grpc
 import psycopg
 
+from bench._report import RESULTS_DIR, percentile, progress, write_result
 from mem0_common import (
     GrpcServer,
     GrpcServiceSettings,
@@ -75,9 +75,9 @@ from mem0_ranker._postgres import PostgresStore
 from mem0_ranker._sqlite import SqliteStore
 from mem0mcp.ranker.v1 import ranker_pb2 as pb
 from tests.support.postgres import temporary_database
+from tests.support.processes import ranker_subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 ECHO_METHOD = "/bench.Echo/Echo"
 RERANK_METHOD = "/mem0mcp.ranker.v1.RankerService/Rerank"
 DEDUPE_METHOD = "/mem0mcp.ranker.v1.RankerService/CheckDuplicate"
@@ -306,35 +306,25 @@ async def alternating_latencies(
             await channel.close()
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return ordered[index]
-
-
 def _ranker(db_path: Path, log_level: str, *, cache: bool = True) -> ServiceProcess:
-    env = {
-        "RANKER_PORT": "0",
-        "RANKER_METRICS_PORT": "0",
-        "RANKER_DB_PATH": str(db_path),
-        "RANKER_DATABASE_URL": "",
-        "RANKER_LOG_LEVEL": log_level,
-    }
-    if not cache:
-        env["RANKER_MENTION_CACHE_SIZE"] = "0"
-    return ServiceProcess(["mem0-ranker"], env, ready_timeout=60)
+    no_cache = {} if cache else {"RANKER_MENTION_CACHE_SIZE": "0"}
+    return ranker_subprocess(
+        RANKER_METRICS_PORT="0",
+        RANKER_DB_PATH=str(db_path),
+        RANKER_DATABASE_URL="",
+        RANKER_LOG_LEVEL=log_level,
+        **no_cache,
+    )
 
 
 def _ranker_pg(url: str) -> ServiceProcess:
     """Cache off: every call reads its rows from PostgreSQL, which is what this phase measures."""
-    env = {
-        "RANKER_PORT": "0",
-        "RANKER_METRICS_PORT": "0",
-        "RANKER_DATABASE_URL": url,
-        "RANKER_LOG_LEVEL": "WARNING",
-        "RANKER_MENTION_CACHE_SIZE": "0",
-    }
-    return ServiceProcess(["mem0-ranker"], env, ready_timeout=60)
+    return ranker_subprocess(
+        RANKER_METRICS_PORT="0",
+        RANKER_DATABASE_URL=url,
+        RANKER_LOG_LEVEL="WARNING",
+        RANKER_MENTION_CACHE_SIZE="0",
+    )
 
 
 def cpu_seconds(pid: int) -> float:
@@ -350,7 +340,7 @@ def _echo(kind: str = "bare") -> ServiceProcess:
 
 
 def _progress(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+    progress(f"[{time.strftime('%H:%M:%S')}] {message}")
 
 
 # --- phases -------------------------------------------------------------------------------------
@@ -713,11 +703,9 @@ def main() -> None:
         return
     result = run(args.quick)
     print_table(result)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    plot(result, RESULTS / "ranker.png")
-    public = {k: v for k, v in result.items() if not k.startswith("_")}
-    (RESULTS / "ranker.json").write_text(json.dumps(public, indent=2) + "\n")
-    print(f"\nwrote {RESULTS / 'ranker.json'} and {RESULTS / 'ranker.png'}")
+    plot(result, RESULTS_DIR / "ranker.png")
+    path = write_result("ranker", {k: v for k, v in result.items() if not k.startswith("_")})
+    print(f"\nwrote {path} and {RESULTS_DIR / 'ranker.png'}")
 
 
 if __name__ == "__main__":

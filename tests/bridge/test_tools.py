@@ -18,22 +18,10 @@ from mem0_bridge import BridgeSettings, create_server
 from tests.bridge._calls import call, call_error, text_of
 from tests.bridge.conftest import RESET_TOKEN, Stack
 from tests.fakes.llm import FakeLLM
+from tests.support.tools import TOOL_NAMES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow]
 
-TOOLS = {
-    "memory_add",
-    "memory_search",
-    "memory_list",
-    "memory_recent",
-    "memory_pin",
-    "memory_pins",
-    "memory_unpin",
-    "memory_update",
-    "memory_delete",
-    "memory_reset",
-    "memory_history",
-}
 HIT_LINE = re.compile(r"^[0-9a-f-]{36}\t(\d\.\d{3}|-)\t(<1h|\d+h|\d+d|\d+mo|\d+y)\t.+$")
 
 
@@ -45,7 +33,7 @@ async def test_every_tool_is_listed_with_a_description_and_an_output_schema(
     client: Client,
 ) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == TOOLS
+    assert set(tools) == set(TOOL_NAMES)
     for tool in tools.values():
         assert len(tool.description or "") > 40, tool.name
         assert tool.output_schema is not None, tool.name

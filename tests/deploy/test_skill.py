@@ -9,21 +9,7 @@ from mcp import Client
 
 from mem0_bridge import BridgeSettings, create_server
 from tests.deploy._repo import SKILL_FILE, skill_front_matter_and_body
-
-# The tool names of the design (seed 000 plus memory_history); an agent calls them verbatim.
-TOOLS = (
-    "memory_add",
-    "memory_search",
-    "memory_list",
-    "memory_recent",
-    "memory_pin",
-    "memory_pins",
-    "memory_unpin",
-    "memory_update",
-    "memory_delete",
-    "memory_reset",
-    "memory_history",
-)
+from tests.support.tools import TOOL_NAMES
 
 
 def test_front_matter_names_the_skill_after_its_folder() -> None:
@@ -40,7 +26,7 @@ def test_front_matter_description_says_when_to_use_it() -> None:
     assert "memory_" in description
 
 
-@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("tool", TOOL_NAMES)
 def test_body_names_every_tool(tool: str) -> None:
     _, body = skill_front_matter_and_body()
     assert re.search(rf"`{tool}\(", body), f"SKILL.md never shows `{tool}(...)`"
@@ -49,7 +35,7 @@ def test_body_names_every_tool(tool: str) -> None:
 def test_body_names_no_tool_that_does_not_exist() -> None:
     _, body = skill_front_matter_and_body()
     named = set(re.findall(r"\bmemory_[a-z_]+\b", body)) - {"memory_id"}  # a parameter
-    assert named <= set(TOOLS), f"unknown tool names: {sorted(named - set(TOOLS))}"
+    assert named <= set(TOOL_NAMES), f"unknown tool names: {sorted(named - set(TOOL_NAMES))}"
 
 
 def test_body_forbids_resetting_without_the_humans_token() -> None:
@@ -86,7 +72,7 @@ def _skill_calls() -> list[tuple[str, set[str]]]:
 
 @pytest.mark.anyio
 async def test_skill_names_exactly_the_tools_the_bridge_lists() -> None:
-    assert set(await _bridge_tools()) == set(TOOLS)
+    assert set(await _bridge_tools()) == set(TOOL_NAMES)
 
 
 @pytest.mark.anyio

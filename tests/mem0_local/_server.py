@@ -56,21 +56,22 @@ class InProcessServer:
         self.stop()
 
 
+def post_message(client: httpx.Client, user_id: str, text: str, **extra: object) -> httpx.Response:
+    """POST /memories with `text` as the one user message of `user_id` (infer as the server
+    defaults unless `extra` says)."""
+    return client.post(
+        "/memories",
+        json={"messages": [{"role": "user", "content": text}], "user_id": user_id, **extra},
+    )
+
+
 def add_memories(
     client: httpx.Client, user_id: str, *texts: str, infer: bool = False, **extra: object
 ) -> list[str]:
     """Add each text as one user message; returns the new ids (asserting the call succeeded)."""
     ids: list[str] = []
     for text in texts:
-        response = client.post(
-            "/memories",
-            json={
-                "messages": [{"role": "user", "content": text}],
-                "user_id": user_id,
-                "infer": infer,
-                **extra,
-            },
-        )
+        response = post_message(client, user_id, text, infer=infer, **extra)
         assert response.status_code == 200, response.text
         ids += [r["id"] for r in response.json()["results"]]
     return ids

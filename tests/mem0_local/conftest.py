@@ -66,27 +66,32 @@ def embedded_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("mem0-local-embedded")
 
 
+def _client(server: InProcessServer, api_key: str | None = None) -> httpx.Client:
+    headers = {"X-API-Key": api_key} if api_key is not None else {}
+    return httpx.Client(base_url=server.url, headers=headers, timeout=60)
+
+
 @pytest.fixture
 def llm_client(llm_server: InProcessServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=llm_server.url, headers={"X-API-Key": API_KEY}, timeout=60) as c:
+    with _client(llm_server, API_KEY) as c:
         yield c
 
 
 @pytest.fixture
 def admin_client(llm_server: InProcessServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=llm_server.url, headers={"X-API-Key": ADMIN_KEY}, timeout=60) as c:
+    with _client(llm_server, ADMIN_KEY) as c:
         yield c
 
 
 @pytest.fixture
 def anonymous_client(llm_server: InProcessServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=llm_server.url, timeout=60) as c:
+    with _client(llm_server) as c:
         yield c
 
 
 @pytest.fixture
 def plain_client(plain_server: InProcessServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=plain_server.url, timeout=60) as c:
+    with _client(plain_server) as c:
         yield c
 
 

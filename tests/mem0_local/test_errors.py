@@ -8,9 +8,16 @@ import httpx
 import pytest
 
 from tests.fakes.llm import FailureKind, FakeLLM
-from tests.mem0_local._server import add_memories
+from tests.mem0_local._server import add_memories, post_message
 
 UNKNOWN = str(uuid.uuid4())
+#: Every route that takes a memory id in its path.
+MEMORY_ID_ROUTES = [
+    ("GET", "/memories/{id}"),
+    ("PUT", "/memories/{id}"),
+    ("DELETE", "/memories/{id}"),
+    ("GET", "/memories/{id}/history"),
+]
 
 
 @pytest.mark.parametrize(
@@ -26,10 +33,7 @@ def test_llm_failure_on_add_is_502_with_upstreams_code_and_stores_nothing(
 ) -> None:
     fake_llm.fail_next(kind)
 
-    response = llm_client.post(
-        "/memories",
-        json={"messages": [{"role": "user", "content": "I like tea."}], "user_id": user_id},
-    )
+    response = post_message(llm_client, user_id, "I like tea.")
 
     assert response.status_code == 502
     body = response.json()
@@ -44,24 +48,13 @@ def test_llm_timeout_is_502_provider_timeout(
 ) -> None:
     fake_llm.fail_next("slow", seconds=4)  # the server's LLM timeout is 2 s
 
-    response = llm_client.post(
-        "/memories",
-        json={"messages": [{"role": "user", "content": "I like tea."}], "user_id": user_id},
-    )
+    response = post_message(llm_client, user_id, "I like tea.")
 
     assert response.status_code == 502
     assert response.json()["code"] == "provider_timeout"
 
 
-@pytest.mark.parametrize(
-    ("method", "path"),
-    [
-        ("GET", "/memories/{id}"),
-        ("PUT", "/memories/{id}"),
-        ("DELETE", "/memories/{id}"),
-        ("GET", "/memories/{id}/history"),
-    ],
-)
+@pytest.mark.parametrize(("method", "path"), MEMORY_ID_ROUTES)
 def test_unknown_memory_id_is_404(llm_client: httpx.Client, method: str, path: str) -> None:
     response = llm_client.request(method, path.format(id=UNKNOWN), json={"text": "x"})
 
@@ -69,15 +62,7 @@ def test_unknown_memory_id_is_404(llm_client: httpx.Client, method: str, path: s
     assert UNKNOWN in response.json()["detail"]
 
 
-@pytest.mark.parametrize(
-    ("method", "path"),
-    [
-        ("GET", "/memories/{id}"),
-        ("PUT", "/memories/{id}"),
-        ("DELETE", "/memories/{id}"),
-        ("GET", "/memories/{id}/history"),
-    ],
-)
+@pytest.mark.parametrize(("method", "path"), MEMORY_ID_ROUTES)
 def test_non_uuid_memory_id_is_400_naming_the_field(
     llm_client: httpx.Client, method: str, path: str
 ) -> None:

@@ -5,19 +5,14 @@ from __future__ import annotations
 import httpx
 
 from tests.fakes.llm import FakeLLM
-from tests.mem0_local._server import add_memories
+from tests.mem0_local._server import add_memories, post_message
 
 
 def test_add_with_infer_off_stores_the_message_verbatim(
     llm_client: httpx.Client, fake_llm: FakeLLM, user_id: str
 ) -> None:
-    response = llm_client.post(
-        "/memories",
-        json={
-            "messages": [{"role": "user", "content": "I use vim. The API runs on port 9000."}],
-            "user_id": user_id,
-            "infer": False,
-        },
+    response = post_message(
+        llm_client, user_id, "I use vim. The API runs on port 9000.", infer=False
     )
 
     assert response.status_code == 200
@@ -30,13 +25,7 @@ def test_add_with_infer_off_stores_the_message_verbatim(
 def test_add_with_infer_on_stores_each_fact_the_llm_extracts(
     llm_client: httpx.Client, fake_llm: FakeLLM, user_id: str
 ) -> None:
-    response = llm_client.post(
-        "/memories",
-        json={
-            "messages": [{"role": "user", "content": "I use vim. The API runs on port 9000."}],
-            "user_id": user_id,
-        },
-    )
+    response = post_message(llm_client, user_id, "I use vim. The API runs on port 9000.")
 
     assert response.status_code == 200
     memories = sorted(r["memory"] for r in response.json()["results"])

@@ -6,18 +6,14 @@ import httpx
 from pydantic import SecretStr
 
 from mem0_local import Mem0LocalSettings, public_config
+from tests.mem0_local._server import post_message
 
 
 def test_infer_true_without_an_llm_stores_the_message_verbatim(
     plain_client: httpx.Client, user_id: str
 ) -> None:
-    response = plain_client.post(
-        "/memories",
-        json={
-            "messages": [{"role": "user", "content": "I use vim. The API runs on port 9000."}],
-            "user_id": user_id,
-            "infer": True,
-        },
+    response = post_message(
+        plain_client, user_id, "I use vim. The API runs on port 9000.", infer=True
     )
 
     assert response.status_code == 200

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from contextlib import closing
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, closing
 from pathlib import Path
 
 import pytest
@@ -128,40 +129,40 @@ async def test_sqlite_serves_cached_mentions_without_reading_the_file(tmp_path: 
 # --- PostgreSQL replicas ----------------------------------------------------------------------
 
 
+@asynccontextmanager
+async def _replicas(url: str, clock: Clock) -> AsyncIterator[tuple[PostgresStore, PostgresStore]]:
+    """Two replicas of an emptied database: `here` caches mentions for TTL seconds of `clock`,
+    `other` does not cache."""
+    here = await PostgresStore.open(
+        url, max_size=2, mention_cache=MentionCache(100, ttl_seconds=TTL, clock=clock)
+    )
+    other = await PostgresStore.open(url, max_size=2)
+    try:
+        await other.forget_everything()
+        yield here, other
+    finally:
+        await here.close()
+        await other.close()
+
+
 @pytest.mark.postgres
 async def test_another_replicas_reinforce_shows_here_within_the_ttl(ranker_pg_url: str) -> None:
     clock = Clock()
-    here = await PostgresStore.open(
-        ranker_pg_url, max_size=2, mention_cache=MentionCache(100, ttl_seconds=TTL, clock=clock)
-    )
-    other = await PostgresStore.open(ranker_pg_url, max_size=2)
-    try:
-        await other.forget_everything()
+    async with _replicas(ranker_pg_url, clock) as (here, other):
         assert await here.mentions(["m1"]) == {}
         await other.reinforce("m1", "user:a", NOW, debounce_seconds=0)
         clock.advance(TTL - 0.01)
         assert await here.mentions(["m1"]) == {}  # still the cached "no row"
         clock.advance(0.01)
         assert await here.mentions(["m1"]) == {"m1": MentionRecord(1, NOW)}
-    finally:
-        await here.close()
-        await other.close()
 
 
 @pytest.mark.postgres
 async def test_another_replicas_forget_shows_here_within_the_ttl(ranker_pg_url: str) -> None:
     clock = Clock()
-    here = await PostgresStore.open(
-        ranker_pg_url, max_size=2, mention_cache=MentionCache(100, ttl_seconds=TTL, clock=clock)
-    )
-    other = await PostgresStore.open(ranker_pg_url, max_size=2)
-    try:
-        await other.forget_everything()
+    async with _replicas(ranker_pg_url, clock) as (here, other):
         await here.reinforce("m1", "user:a", NOW, debounce_seconds=0)
         await other.forget_memories(["m1"])
         assert await here.mentions(["m1"]) == {"m1": MentionRecord(1, NOW)}
         clock.advance(TTL)
         assert await here.mentions(["m1"]) == {}
-    finally:
-        await here.close()
-        await other.close()

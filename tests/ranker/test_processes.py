@@ -15,19 +15,16 @@ import pytest
 from mem0mcp.ranker.v1 import ranker_pb2 as pb
 from mem0mcp.ranker.v1 import ranker_pb2_grpc
 from tests.support.postgres import temporary_database
-from tests.support.processes import ServiceProcess
+from tests.support.processes import ServiceProcess, ranker_subprocess
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 CALLS_PER_REPLICA = 40
 
 
-def _env(**settings: str) -> dict[str, str]:
-    return {"RANKER_PORT": "0", "RANKER_METRICS_PORT": "-1", "RANKER_LOG_LEVEL": "INFO", **settings}
-
-
 def _start(**settings: str) -> ServiceProcess:
-    return ServiceProcess(["mem0-ranker"], _env(**settings), ready_timeout=60)
+    defaults = {"RANKER_METRICS_PORT": "-1", "RANKER_LOG_LEVEL": "INFO"}
+    return ranker_subprocess(**{**defaults, **settings})
 
 
 @pytest.fixture(scope="module")
@@ -43,28 +40,33 @@ async def _reinforce_many(port: int, memory_id: str, count: int) -> list[pb.Rein
         return list(await asyncio.gather(*(stub.Reinforce(request) for _ in range(count))))
 
 
-@pytest.mark.postgres
-async def test_two_replicas_reinforcing_one_memory_lose_no_increment(replicas_db: str) -> None:
-    settings = {"RANKER_DATABASE_URL": replicas_db, "RANKER_REINFORCE_DEBOUNCE_SECONDS": "0"}
+async def _two_replicas_reinforce(
+    database_url: str, debounce_seconds: str, memory_id: str
+) -> list[pb.ReinforceResponse]:
+    """Two replicas on one database reinforce `memory_id` CALLS_PER_REPLICA times each, at once."""
+    settings = {
+        "RANKER_DATABASE_URL": database_url,
+        "RANKER_REINFORCE_DEBOUNCE_SECONDS": debounce_seconds,
+    }
     with _start(**settings) as first, _start(**settings) as second:
         replies = await asyncio.gather(
-            _reinforce_many(first.port, "race-unbounced", CALLS_PER_REPLICA),
-            _reinforce_many(second.port, "race-unbounced", CALLS_PER_REPLICA),
+            _reinforce_many(first.port, memory_id, CALLS_PER_REPLICA),
+            _reinforce_many(second.port, memory_id, CALLS_PER_REPLICA),
         )
-    counts = sorted(r.mentions for batch in replies for r in batch)
+    return [r for batch in replies for r in batch]
+
+
+@pytest.mark.postgres
+async def test_two_replicas_reinforcing_one_memory_lose_no_increment(replicas_db: str) -> None:
+    replies = await _two_replicas_reinforce(replicas_db, "0", "race-unbounced")
+    counts = sorted(r.mentions for r in replies)
     # Every increment saw a distinct count: none was applied on top of a stale read.
     assert counts == list(range(1, 2 * CALLS_PER_REPLICA + 1))
 
 
 @pytest.mark.postgres
 async def test_two_replicas_debounce_a_memory_together(replicas_db: str) -> None:
-    settings = {"RANKER_DATABASE_URL": replicas_db, "RANKER_REINFORCE_DEBOUNCE_SECONDS": "3600"}
-    with _start(**settings) as first, _start(**settings) as second:
-        replies = await asyncio.gather(
-            _reinforce_many(first.port, "race-debounced", CALLS_PER_REPLICA),
-            _reinforce_many(second.port, "race-debounced", CALLS_PER_REPLICA),
-        )
-    flat = [r for batch in replies for r in batch]
+    flat = await _two_replicas_reinforce(replicas_db, "3600", "race-debounced")
     assert sum(r.counted for r in flat) == 1
     assert {r.mentions for r in flat} == {1}
 

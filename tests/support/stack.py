@@ -19,7 +19,7 @@ from mem0_bridge import BridgeSettings
 from tests.fakes.judge_responder import judge_responder
 from tests.fakes.llm import FakeLLM, extraction_responder
 from tests.support.postgres import temporary_database
-from tests.support.processes import ServiceProcess
+from tests.support.processes import ServiceProcess, ranker_subprocess
 
 API_KEY = "bridge-test-api-key"
 RESET_TOKEN = "bridge-test-reset-token"  # noqa: S105 - a test fixture value
@@ -90,13 +90,11 @@ def start_mem0_local(
 
 def start_ranker(db_path: Path) -> ServiceProcess:
     """A ranker that counts every reinforcement (no debounce), so tests can build mentions."""
-    env = {
-        "RANKER_PORT": "0",
-        "RANKER_METRICS_PORT": "-1",
-        "RANKER_DB_PATH": str(db_path),
-        "RANKER_REINFORCE_DEBOUNCE_SECONDS": "0",
-    }
-    return ServiceProcess(["mem0-ranker"], env, ready_timeout=60)
+    return ranker_subprocess(
+        RANKER_METRICS_PORT="-1",
+        RANKER_DB_PATH=str(db_path),
+        RANKER_REINFORCE_DEBOUNCE_SECONDS="0",
+    )
 
 
 def start_judge(llm: FakeLLM) -> ServiceProcess:

@@ -19,6 +19,11 @@ _Response = TypeVar("_Response")
 
 logger = logging.getLogger(__name__)
 
+#: Spread calls over every address the name resolves to: replicas of the ranker or judge behind
+#: one DNS name (compose `deploy.replicas`, a headless Kubernetes service) all get traffic,
+#: where gRPC's default pick_first would pin this bridge to one of them.
+CHANNEL_OPTIONS = (("grpc.lb_policy_name", "round_robin"),)
+
 
 class GrpcPeer:
     """A channel to one optional gRPC service; `address` empty means the service is off."""
@@ -28,7 +33,9 @@ class GrpcPeer:
         self.address = address.strip()
         self.timeout_seconds = timeout_seconds
         self.channel: grpc.aio.Channel | None = (
-            grpc.aio.insecure_channel(self.address) if self.address else None
+            grpc.aio.insecure_channel(self.address, options=CHANNEL_OPTIONS)
+            if self.address
+            else None
         )
 
     @property

@@ -159,6 +159,11 @@ class _NewFact:
     namespace: str
     rscope: str
     notes: list[str] = field(default_factory=list)
+    #: `normalise(text)`, what every comparison with another text uses.
+    normalised: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.normalised = normalise(self.text)
 
 
 @dataclass
@@ -191,7 +196,7 @@ class MemoryService:
         text = check_text(text)
         namespace = write_namespace(scope, where.key, where.project)
         new = _NewFact(text, namespace, ranker_scope(self.user_id, namespace))
-        async with self._adding.hold((new.rscope, normalise(text))):
+        async with self._adding.hold((new.rscope, new.normalised)):
             outcome = (
                 await self._recent_duplicate(new)
                 or await self._reconcile(new)
@@ -226,7 +231,7 @@ class MemoryService:
             )
             if (c.score or 0.0) >= self.settings.reinforcement_prefilter_threshold
         ]
-        exact = next((c for c in candidates if normalise(c.text) == normalise(new.text)), None)
+        exact = next((c for c in candidates if normalise(c.text) == new.normalised), None)
         if exact is not None:
             # Restated after the dedupe window: a reconfirmation, which is what mentions count.
             await self.ranker.record_stored(new.rscope, new.text, exact.id)
@@ -278,7 +283,7 @@ class MemoryService:
         # sends) and each stored memory's own text, so either repeated is seen as a duplicate.
         await self.ranker.record_stored(new.rscope, new.text, added[0][0])
         for memory_id, memory in added:
-            if memory and normalise(memory) != normalise(new.text):
+            if memory and normalise(memory) != new.normalised:
                 await self.ranker.record_stored(new.rscope, memory, memory_id)
         return self._result(
             new, "added", [i for i, _ in added], memories=[m or new.text for _, m in added]
@@ -427,7 +432,8 @@ class MemoryService:
         text = check_text(text)
         namespace = pin_namespace(scope, where.key, where.project)
         existing = await self._list_one(namespace, LIST_CAP)
-        same = next((m for m in existing if normalise(m.text) == normalise(text)), None)
+        wanted = normalise(text)
+        same = next((m for m in existing if normalise(m.text) == wanted), None)
         if same is not None:
             return PinResult(action="already_pinned", pin=_pin(same))
         stored = await self.mem0.add(

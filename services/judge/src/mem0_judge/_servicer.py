@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import NoReturn
+from collections.abc import Awaitable, Callable
+from typing import NoReturn, TypeVar
 
 import grpc
 
@@ -62,6 +63,8 @@ _VERDICTS = {
 
 _log = logging.getLogger("mem0_judge.service")
 
+_T = TypeVar("_T")
+
 
 def _deadline(context: grpc.aio.ServicerContext) -> float | None:
     remaining: float | None = context.time_remaining()
@@ -85,25 +88,36 @@ class JudgeServicer(judge_pb2_grpc.JudgeServiceServicer):
         await context.abort(_CODES[type(error)], str(error))
         raise AssertionError("context.abort returned")  # pragma: no cover
 
-    async def _judge_or_abort(self, context: grpc.aio.ServicerContext, operation: str) -> Judge:
+    async def _judged(
+        self,
+        context: grpc.aio.ServicerContext,
+        operation: str,
+        check: Callable[[], None],
+        ask: Callable[[Judge], Awaitable[_T]],
+    ) -> _T:
+        """Check the request, then ask the judge: every way this can fail ends in its code."""
+        try:
+            check()
+        except InvalidRequestError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         if self._judge is None:
             await self._fail(context, operation, LLMNotConfiguredError(NOT_CONFIGURED_MESSAGE))
-        return self._judge
+        try:
+            return await ask(self._judge)
+        except JudgeError as error:
+            await self._fail(context, operation, error)
 
     async def Compare(  # noqa: N802 - gRPC method name
         self, request: judge_pb2.CompareRequest, context: grpc.aio.ServicerContext
     ) -> judge_pb2.CompareResponse:
-        try:
-            check_compare(request, self._settings)
-        except InvalidRequestError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        judge = await self._judge_or_abort(context, "compare")
-        try:
-            judgements = await judge.compare(
+        judgements = await self._judged(
+            context,
+            "compare",
+            lambda: check_compare(request, self._settings),
+            lambda judge: judge.compare(
                 request.fact, [c.text for c in request.candidates], _deadline(context)
-            )
-        except JudgeError as error:
-            await self._fail(context, "compare", error)
+            ),
+        )
         return judge_pb2.CompareResponse(
             judgements=[
                 judge_pb2.Judgement(
@@ -118,15 +132,12 @@ class JudgeServicer(judge_pb2_grpc.JudgeServiceServicer):
     async def Rewrite(  # noqa: N802 - gRPC method name
         self, request: judge_pb2.RewriteRequest, context: grpc.aio.ServicerContext
     ) -> judge_pb2.RewriteResponse:
-        try:
-            check_rewrite(request, self._settings)
-        except InvalidRequestError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        judge = await self._judge_or_abort(context, "rewrite")
-        try:
-            rewrite = await judge.rewrite(request.query, _deadline(context))
-        except JudgeError as error:
-            await self._fail(context, "rewrite", error)
+        rewrite = await self._judged(
+            context,
+            "rewrite",
+            lambda: check_rewrite(request, self._settings),
+            lambda judge: judge.rewrite(request.query, _deadline(context)),
+        )
         return judge_pb2.RewriteResponse(
             statement=rewrite.statement, rewritten=rewrite.rewritten, cached=rewrite.cached
         )

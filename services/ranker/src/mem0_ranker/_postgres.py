@@ -17,19 +17,21 @@ from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
-from mem0_ranker._mention_cache import MentionCache, MentionReader
+from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._scoring import MentionRecord
 from mem0_ranker._store import (
+    STATS_QUERY,
     Forgotten,
+    Migrations,
     Reinforcement,
+    SqlStore,
     Stats,
-    Store,
     StoredText,
+    pending_migrations,
     scope_prefix_bounds,
 )
 
-#: Versioned schema steps; a released step is never edited, only followed by a new one.
-MIGRATIONS: list[tuple[int, list[str]]] = [
+MIGRATIONS: Migrations = [
     (
         1,
         [
@@ -88,10 +90,8 @@ async def _migrate(conn: AsyncConnection[TupleRow]) -> None:
         )
         cur = await conn.execute("SELECT max(version) FROM ranker_schema_version")
         row = await cur.fetchone()
-        current = (row[0] if row else None) or 0
-        for version, statements in MIGRATIONS:
-            if version <= current:
-                continue
+        current = row[0] if row else None
+        for version, statements in pending_migrations(MIGRATIONS, current):
             for statement in statements:
                 await conn.execute(statement)
             await conn.execute(
@@ -99,14 +99,14 @@ async def _migrate(conn: AsyncConnection[TupleRow]) -> None:
             )
 
 
-class PostgresStore(Store):
+class PostgresStore(SqlStore):
     def __init__(
         self,
         pool: AsyncConnectionPool[AsyncConnection[TupleRow]],
         mention_cache: MentionCache | None = None,
     ) -> None:
+        super().__init__(mention_cache)
         self._pool = pool
-        self._mentions = MentionReader(self._fetch_mentions, mention_cache)
 
     @classmethod
     async def open(
@@ -183,9 +183,6 @@ class PostgresStore(Store):
         self._mentions.written(memory_id, MentionRecord(row[0], row[1]))
         return Reinforcement(counted, row[0], row[1])
 
-    async def mentions(self, memory_ids: Sequence[str]) -> dict[str, MentionRecord]:
-        return await self._mentions(memory_ids)
-
     async def _fetch_mentions(self, memory_ids: list[str]) -> dict[str, MentionRecord]:
         async with self._pool.connection() as conn:
             cur = await conn.execute(MENTIONS_QUERY, (memory_ids,))
@@ -207,10 +204,7 @@ class PostgresStore(Store):
                     params,
                 )
         finally:  # even a failed delete may have committed: forgetting is always safe
-            if ids is None:
-                self._mentions.clear()
-            else:
-                self._mentions.forget(ids)
+            self._forget_cached(ids)
         return Forgotten(mentions.rowcount, dedupe.rowcount)
 
     async def forget_memories(self, memory_ids: Sequence[str]) -> Forgotten:
@@ -227,12 +221,7 @@ class PostgresStore(Store):
 
     async def stats(self) -> Stats:
         async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT (SELECT count(*) FROM ranker_mentions),"
-                " (SELECT coalesce(sum(mentions), 0) FROM ranker_mentions),"
-                " (SELECT count(*) FROM ranker_dedupe),"
-                " (SELECT value FROM ranker_counters WHERE name = 'dedupe_hits')"
-            )
+            cur = await conn.execute(STATS_QUERY)
             row = await cur.fetchone()
         if row is None:
             raise RuntimeError("an aggregate query returned no row")

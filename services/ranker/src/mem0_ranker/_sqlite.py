@@ -19,19 +19,21 @@ from pathlib import Path
 
 import aiosqlite
 
-from mem0_ranker._mention_cache import MentionCache, MentionReader
+from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._scoring import MentionRecord
 from mem0_ranker._store import (
+    STATS_QUERY,
     Forgotten,
+    Migrations,
     Reinforcement,
+    SqlStore,
     Stats,
-    Store,
     StoredText,
+    pending_migrations,
     scope_prefix_bounds,
 )
 
-#: Versioned schema steps; a released step is never edited, only followed by a new one.
-MIGRATIONS: list[tuple[int, list[str]]] = [
+MIGRATIONS: Migrations = [
     (
         1,
         [
@@ -86,10 +88,8 @@ async def _migrate(conn: aiosqlite.Connection) -> None:
             "CREATE TABLE IF NOT EXISTS ranker_schema_version (version INTEGER NOT NULL)"
         )
         rows = list(await conn.execute_fetchall("SELECT max(version) FROM ranker_schema_version"))
-        current = rows[0][0] or 0
-        for version, statements in MIGRATIONS:
-            if version <= current:
-                continue
+        current = rows[0][0]
+        for version, statements in pending_migrations(MIGRATIONS, current):
             for statement in statements:
                 await conn.execute(statement)
             await conn.execute("INSERT INTO ranker_schema_version (version) VALUES (?)", (version,))
@@ -105,17 +105,17 @@ def _prepare(path: Path) -> Path:
     return path
 
 
-class SqliteStore(Store):
+class SqliteStore(SqlStore):
     def __init__(
         self,
         writer: aiosqlite.Connection,
         reader: aiosqlite.Connection,
         mention_cache: MentionCache | None = None,
     ) -> None:
+        super().__init__(mention_cache)
         self._writer = writer
         self._reader = reader
         self._write_lock = asyncio.Lock()
-        self._mentions = MentionReader(self._fetch_mentions, mention_cache)
 
     @classmethod
     async def open(cls, path: Path, mention_cache: MentionCache | None = None) -> SqliteStore:
@@ -194,9 +194,6 @@ class SqliteStore(Store):
             self._mentions.written(memory_id, MentionRecord(rows[0][0], rows[0][1]))
         return Reinforcement(counted, rows[0][0], rows[0][1])
 
-    async def mentions(self, memory_ids: Sequence[str]) -> dict[str, MentionRecord]:
-        return await self._mentions(memory_ids)
-
     async def _fetch_mentions(self, memory_ids: list[str]) -> dict[str, MentionRecord]:
         rows = await self._reader.execute_fetchall(MENTIONS_QUERY, (json.dumps(memory_ids),))
         return {row[0]: MentionRecord(row[1], row[2]) for row in rows}
@@ -226,10 +223,7 @@ class SqliteStore(Store):
                 await self._writer.execute("ROLLBACK")
                 raise
             finally:  # even a failed delete may have committed: forgetting is always safe
-                if ids is None:
-                    self._mentions.clear()
-                else:
-                    self._mentions.forget(ids)
+                self._forget_cached(ids)
         return Forgotten(mentions.rowcount, dedupe.rowcount)
 
     async def forget_memories(self, memory_ids: Sequence[str]) -> Forgotten:
@@ -249,14 +243,7 @@ class SqliteStore(Store):
         return await self._delete("1 = 1", ())
 
     async def stats(self) -> Stats:
-        rows = list(
-            await self._reader.execute_fetchall(
-                "SELECT (SELECT count(*) FROM ranker_mentions),"
-                " (SELECT coalesce(sum(mentions), 0) FROM ranker_mentions),"
-                " (SELECT count(*) FROM ranker_dedupe),"
-                " (SELECT value FROM ranker_counters WHERE name = 'dedupe_hits')"
-            )
-        )
+        rows = list(await self._reader.execute_fetchall(STATS_QUERY))
         return Stats(*rows[0])
 
     async def close(self) -> None:

@@ -135,6 +135,16 @@ def test_readyz_is_unavailable_while_mem0_is_unreachable(stack: Stack) -> None:
     assert "mem0 is unreachable" in answer.json()["checks"]["mem0"]
 
 
+def test_readyz_stays_ready_with_a_judge_that_has_no_llm(stack: Stack) -> None:
+    env = {"JUDGE_PORT": "0", "JUDGE_METRICS_PORT": "-1", "JUDGE_LLM_BASE_URL": ""}
+    with ServiceProcess(["mem0-judge"], env, ready_timeout=60) as judge:
+        settings = stack.settings(judge_address=f"127.0.0.1:{judge.port}")
+        with start_http_bridge(stack.env(settings), "--transport", "http", "--port", "0") as bridge:
+            answer = httpx.get(f"http://127.0.0.1:{bridge.port}/readyz")
+    assert answer.status_code == 200
+    assert answer.json()["checks"]["judge"] == "not serving"
+
+
 def test_http_on_a_public_address_without_a_token_refuses_to_start() -> None:
     done = subprocess.run(
         [BRIDGE, "--transport", "http", "--host", "0.0.0.0", "--port", "0"],

@@ -28,8 +28,13 @@ CHANNEL_OPTIONS = (("grpc.lb_policy_name", "round_robin"),)
 class GrpcPeer:
     """A channel to one optional gRPC service; `address` empty means the service is off."""
 
-    def __init__(self, name: str, address: str, timeout_seconds: float) -> None:
+    def __init__(
+        self, name: str, address: str, timeout_seconds: float, *, health_service: str = ""
+    ) -> None:
         self.name = name
+        #: Probed by /readyz and selftest: the service's own health, not just the process's
+        #: (the judge process serves, yet reports its service NOT_SERVING without an LLM).
+        self.health_service = health_service
         self.address = address.strip()
         self.timeout_seconds = timeout_seconds
         self.channel: grpc.aio.Channel | None = (
@@ -82,13 +87,15 @@ class GrpcPeer:
         return response, None
 
     async def probe(self) -> str:
-        """`serving`, `off` (not configured) or why it is not ready, for /readyz."""
+        """`serving`, `not serving` (answers, cannot do its job), `off` (not configured) or
+        `unreachable (CODE)`, for /readyz and selftest."""
         if self.channel is None:
             return "off"
         stub = health_pb2_grpc.HealthStub(self.channel)
         try:
             answer = await stub.Check(
-                health_pb2.HealthCheckRequest(service=""), timeout=self.timeout_seconds
+                health_pb2.HealthCheckRequest(service=self.health_service),
+                timeout=self.timeout_seconds,
             )
         except grpc.aio.AioRpcError as exc:
             return f"unreachable ({exc.code().name})"

@@ -36,7 +36,12 @@ _VERDICTS = {
 
 class JudgeClient:
     def __init__(self, address: str, timeout_seconds: float) -> None:
-        self.peer = GrpcPeer("judge", address, timeout_seconds)
+        self.peer = GrpcPeer(
+            "judge",
+            address,
+            timeout_seconds,
+            health_service=judge_pb2.DESCRIPTOR.services_by_name["JudgeService"].full_name,
+        )
         self._stub = (
             judge_pb2_grpc.JudgeServiceStub(self.peer.channel)
             if self.peer.channel is not None

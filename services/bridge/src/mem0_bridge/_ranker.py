@@ -44,7 +44,12 @@ class Reinforcement:
 
 class RankerClient:
     def __init__(self, address: str, timeout_seconds: float) -> None:
-        self.peer = GrpcPeer("ranker", address, timeout_seconds)
+        self.peer = GrpcPeer(
+            "ranker",
+            address,
+            timeout_seconds,
+            health_service=ranker_pb2.DESCRIPTOR.services_by_name["RankerService"].full_name,
+        )
         self._stub = (
             ranker_pb2_grpc.RankerServiceStub(self.peer.channel)
             if self.peer.channel is not None

@@ -120,6 +120,8 @@ async def _probe_helper(run: _Run, client: RankerClient | JudgeClient, without: 
         run.note(name, "PASS", seconds, f"serving at {client.peer.address}")
     elif state == "off":
         run.note(name, "WARN", seconds, f"off (address empty): {without}")
+    elif state == "not serving":
+        run.note(name, "WARN", seconds, f"answers but reports NOT_SERVING: {without}")
     else:
         run.note(name, "WARN", seconds, f"{state} at {client.peer.address}: {without}")
 

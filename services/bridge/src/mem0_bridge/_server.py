@@ -404,8 +404,10 @@ def _probes(box: _StateBox) -> list[tuple[str, Any]]:
             tasks.start_soon(mem0_check)
             tasks.start_soon(grpc_check, "ranker", service.ranker)
             tasks.start_soon(grpc_check, "judge", service.judge)
+        # A helper that answers but cannot do its job (the judge without an LLM) leaves the
+        # bridge ready, degraded as documented; one that does not answer at all does not.
         ready = checks["mem0"] == "ok" and all(
-            checks[name] in ("serving", "off") for name in ("ranker", "judge")
+            checks[name] in ("serving", "not serving", "off") for name in ("ranker", "judge")
         )
         return JSONResponse(
             {"status": "ready" if ready else "not ready", "checks": checks},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 
+from mem0_local import DEFAULT_CUSTOM_INSTRUCTIONS
 from tests.fakes.llm import FakeLLM
 from tests.mem0_local._server import add_memories, post_message
 
@@ -32,6 +33,17 @@ def test_add_with_infer_on_stores_each_fact_the_llm_extracts(
     assert memories == ["I use vim.", "The API runs on port 9000."]
     assert len(fake_llm.chat_requests) == 1
     assert fake_llm.chat_requests[0]["model"] == "fake-model"
+
+
+def test_extraction_prompt_carries_the_custom_instructions(
+    llm_client: httpx.Client, fake_llm: FakeLLM, user_id: str
+) -> None:
+    post_message(llm_client, user_id, "The worker queue is named jobs-high.")
+    prompt = "\n".join(
+        str(m["content"]) for m in fake_llm.chat_requests[0]["messages"] if m["role"] == "user"
+    )
+    assert f"## Custom Instructions\n{DEFAULT_CUSTOM_INSTRUCTIONS}" in prompt
+    assert llm_client.get("/config").json()["custom_instructions"] == DEFAULT_CUSTOM_INSTRUCTIONS
 
 
 def test_search_ranks_the_paraphrased_memory_first(llm_client: httpx.Client, user_id: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from mem0_local import Mem0LocalSettings
+from mem0_local import Mem0LocalSettings, build_mem0_config
 
 
 def test_a_non_postgres_database_url_is_rejected_naming_the_variable() -> None:
@@ -35,3 +35,18 @@ def test_an_empty_api_key_turns_auth_off(monkeypatch: pytest.MonkeyPatch) -> Non
     settings = Mem0LocalSettings()
 
     assert (settings.api_key, settings.reset_token) == (None, None)
+
+
+def test_empty_custom_instructions_turn_them_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEM0_LOCAL_CUSTOM_INSTRUCTIONS", " ")
+
+    assert Mem0LocalSettings().custom_instructions is None
+    assert build_mem0_config(Mem0LocalSettings())["custom_instructions"] is None
+
+
+def test_custom_instructions_reach_mem0s_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEM0_LOCAL_CUSTOM_INSTRUCTIONS", "Keep commands verbatim.")
+
+    config = build_mem0_config(Mem0LocalSettings())
+
+    assert config["custom_instructions"] == "Keep commands verbatim."

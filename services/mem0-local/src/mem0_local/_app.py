@@ -59,6 +59,7 @@ def public_config(settings: Mem0LocalSettings) -> dict[str, Any]:
         "embedder": {**embedder, "dims": settings.embedding_dims},
         "llm": llm,
         "infer_available": settings.infer_available,
+        "custom_instructions": settings.custom_instructions,
         "auth": {
             "api_key_required": settings.api_key is not None,
             "admin_api_key_set": settings.admin_api_key is not None,

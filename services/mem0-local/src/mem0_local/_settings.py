@@ -10,6 +10,13 @@ from pydantic_settings import SettingsConfigDict
 
 from mem0_common import ServiceSettings
 
+#: mem0's extraction otherwise tends to restate technical facts as third-person prose ("User
+#: mentioned that the API ..."), which loses the exact wording agents search for.
+DEFAULT_CUSTOM_INSTRUCTIONS = (
+    "Keep each fact in the words it was stated in, as one self-contained sentence; keep exact "
+    "names, numbers, ports, paths, commands and versions; never rewrite into third-person prose."
+)
+
 
 class Mem0LocalSettings(ServiceSettings):
     """Everything mem0-local reads from the environment.
@@ -94,6 +101,13 @@ class Mem0LocalSettings(ServiceSettings):
             "accepted wherever the API key is."
         ),
     )
+    custom_instructions: str | None = Field(
+        default=DEFAULT_CUSTOM_INSTRUCTIONS,
+        description=(
+            "Extra rules for mem0's fact extraction when `infer` is on (mem0's "
+            "`custom_instructions`); the default keeps technical facts as stated. Empty: none."
+        ),
+    )
     reset_token: SecretStr | None = Field(
         default=None,
         description=(
@@ -101,6 +115,11 @@ class Mem0LocalSettings(ServiceSettings):
             "compared in constant time, never logged)."
         ),
     )
+
+    @field_validator("custom_instructions")
+    @classmethod
+    def _blank_instructions_are_none(cls, value: str | None) -> str | None:
+        return value if value is not None and value.strip() else None
 
     @field_validator("data_dir")
     @classmethod

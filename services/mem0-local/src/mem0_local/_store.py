@@ -86,6 +86,7 @@ def build_mem0_config(settings: Mem0LocalSettings) -> dict[str, Any]:
         "embedder": embedder,
         "llm": llm,
         "history_db_path": str(settings.data_dir / "history.db"),
+        "custom_instructions": settings.custom_instructions,
     }
 
 

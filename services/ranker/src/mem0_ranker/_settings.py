@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from mem0_common import GrpcServiceSettings
@@ -32,7 +32,9 @@ class RankerSettings(GrpcServiceSettings):
         ),
     )
     db_path: Path = Field(
-        default=Path(".data/ranker.sqlite3"),
+        # Not relative to the working directory: where the service is started from must not
+        # decide where its acknowledged writes live.
+        default=Path("~/.local/share/mem0-ranker/ranker.sqlite3"),
         description="SQLite file used when `RANKER_DATABASE_URL` is unset (folder created).",
     )
     pg_pool_max: int = Field(
@@ -105,3 +107,8 @@ class RankerSettings(GrpcServiceSettings):
         ge=1,
         description="Longest text CheckDuplicate/RecordStored accept, in characters.",
     )
+
+    @field_validator("db_path")
+    @classmethod
+    def _expand_home(cls, value: Path) -> Path:
+        return value.expanduser()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -22,6 +23,12 @@ class ServiceSettings(BaseSettings):
     service_name: ClassVar[str] = "service"
 
     log_level: str = Field(default="INFO", description="Python log level for this service.")
+
+    @field_validator("*")
+    @classmethod
+    def _expand_home(cls, value: object) -> object:
+        """`~` in any path setting means the service user's home, as in a shell."""
+        return value.expanduser() if isinstance(value, Path) else value
 
 
 class GrpcServiceSettings(ServiceSettings):

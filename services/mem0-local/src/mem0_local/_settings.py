@@ -121,11 +121,6 @@ class Mem0LocalSettings(ServiceSettings):
     def _blank_instructions_are_none(cls, value: str | None) -> str | None:
         return value if value is not None and value.strip() else None
 
-    @field_validator("data_dir")
-    @classmethod
-    def _expand_home(cls, value: Path) -> Path:
-        return value.expanduser()
-
     @field_validator("api_key", "admin_api_key", "reset_token", "llm_api_key", "embedder_api_key")
     @classmethod
     def _empty_is_unset(cls, value: SecretStr | None) -> SecretStr | None:

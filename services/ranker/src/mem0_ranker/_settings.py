@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import Field, field_validator
+from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from mem0_common import GrpcServiceSettings
@@ -107,8 +107,3 @@ class RankerSettings(GrpcServiceSettings):
         ge=1,
         description="Longest text CheckDuplicate/RecordStored accept, in characters.",
     )
-
-    @field_validator("db_path")
-    @classmethod
-    def _expand_home(cls, value: Path) -> Path:
-        return value.expanduser()

@@ -15,6 +15,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
+from mem0_common import quote_input
 from mem0_ranker._content import content_key
 from mem0_ranker._scoring import Columns
 from mem0_ranker._timestamps import cached_timestamp
@@ -69,10 +70,14 @@ def reject_unknown_fields(message: Message) -> None:
 
 
 def _bounded(value: str, field: str, maximum: int) -> str:
+    """A stored key: not empty, not too long, and without NUL, which PostgreSQL text cannot
+    hold (both backends refuse it, so a deployment's contract does not depend on its storage)."""
     if not value:
         raise InvalidArgument(f"{field}: must not be empty")
     if len(value) > maximum:
         raise InvalidArgument(f"{field}: {len(value)} characters, at most {maximum} allowed")
+    if "\x00" in value:
+        raise InvalidArgument(f"{field}: must not contain a NUL character")
     return value
 
 
@@ -97,7 +102,7 @@ def _moment(value: str, index: int, field: str) -> float:
         return cached_timestamp(value)
     except ValueError:
         raise InvalidArgument(
-            f"candidates[{index}].{field}: not an RFC 3339 timestamp: {value[:64]!r}"
+            f"candidates[{index}].{field}: not an RFC 3339 timestamp: {quote_input(value)}"
         ) from None
 
 
@@ -157,9 +162,9 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
         created = c.created_at
         updated = c.updated_at
         # The comparison chain is False for NaN, negatives and infinity alike.
-        if not (0.0 <= similarity < inf and id_ and len(id_) <= max_id and created) or len(
-            unknown(c)
-        ):
+        if not (
+            0.0 <= similarity < inf and id_ and len(id_) <= max_id and "\x00" not in id_ and created
+        ) or len(unknown(c)):
             _reject_candidate(request, index, c, limits)
         try:
             activity = stamp(created)

@@ -5,7 +5,7 @@ from mem0_common._interceptors import REQUEST_ID_HEADER, CallInterceptor
 from mem0_common._logging import announce_listening, configure_logging, request_id_var
 from mem0_common._metrics import MetricsEndpoint
 from mem0_common._process import ServiceProcess
-from mem0_common._quoting import QUOTE_LIMIT, quote_input
+from mem0_common._quoting import QUOTE_LIMIT, bare_or_quoted, quote_input
 from mem0_common._server import GrpcServer, ServiceRegistration, serve_until_signalled
 from mem0_common._settings import GrpcServiceSettings, ServiceSettings
 from mem0_common.env_table import render_env_table
@@ -21,6 +21,7 @@ __all__ = [
     "ServiceRegistration",
     "ServiceSettings",
     "announce_listening",
+    "bare_or_quoted",
     "configure_logging",
     "private_files",
     "quote_input",

@@ -17,8 +17,9 @@ def private_files() -> Iterator[None]:
     A umask rather than chmod after the fact: the libraries that write our data (SQLite, mem0,
     qdrant's local mode) name files we never see, and a file must not be readable by others even
     for the moment between its creation and a chmod. The umask is process-wide, so wrap only
-    the opening of a store (start-up), never request handling. Existing folders keep their mode:
-    a configured path may well sit in a shared folder that is not ours to change.
+    where a store creates its files (opening it, resetting it), not ordinary request handling.
+    Existing folders keep their mode: a configured path may well sit in a shared folder that is
+    not ours to change.
     """
     previous = os.umask(_PRIVATE_UMASK)
     try:

@@ -59,16 +59,16 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 _StartResponse = Any
-_Environ = dict[str, Any]
+_WsgiEnviron = dict[str, Any]
 
 
 def _bearer_guard(app: Any, token: SecretStr) -> Any:
     expected = f"Bearer {token.get_secret_value()}".encode()
 
-    def guarded(environ: _Environ, start_response: _StartResponse) -> Iterable[bytes]:
-        given = str(environ.get("HTTP_AUTHORIZATION", "")).encode("latin-1", "replace")
+    def guarded(request: _WsgiEnviron, start_response: _StartResponse) -> Iterable[bytes]:
+        given = str(request.get("HTTP_AUTHORIZATION", "")).encode("latin-1", "replace")
         if hmac.compare_digest(given, expected):
-            result: Iterable[bytes] = app(environ, start_response)
+            result: Iterable[bytes] = app(request, start_response)
             return result
         start_response(
             "401 Unauthorized",

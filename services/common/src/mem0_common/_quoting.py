@@ -24,3 +24,11 @@ def quote_input(value: object, limit: int = QUOTE_LIMIT) -> str:
     if len(shown) > limit + 2:
         return f"{shown[:limit]}... ({len(shown)} characters of {type(value).__name__})"
     return shown
+
+
+def bare_or_quoted(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """`text` as it is when short and printable (a field name, an ordinary path), else
+    `quote_input(text, limit)`: for places where quotes around every value would be noise."""
+    if len(text) <= limit and text.isprintable():
+        return text
+    return quote_input(text, limit)

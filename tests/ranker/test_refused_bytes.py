@@ -58,6 +58,18 @@ NUL_REQUESTS: list[tuple[str, Message, str]] = [
         "memories.memory_ids[1]: ",
     ),
     ("Forget", pb.ForgetRequest(scope="u\x00"), "scope: "),
+    (
+        "Fold",
+        pb.FoldRequest(scope="u", into_memory_id="m\x00", from_memory_ids=["m2"]),
+        "into_memory_id: ",
+    ),
+    (
+        "Fold",
+        pb.FoldRequest(scope="u", into_memory_id="m1", from_memory_ids=["m2\x00"]),
+        "from_memory_ids[0]: ",
+    ),
+    ("MarkPending", pb.MarkPendingRequest(scope="u", memory_id="m1", reason="x\x00"), "reason: "),
+    ("ResolvePending", pb.ResolvePendingRequest(memory_ids=["\x00"]), "memory_ids[0]: "),
 ]
 
 

@@ -108,6 +108,14 @@ class Mem0LocalSettings(ServiceSettings):
             "`custom_instructions`); the default keeps technical facts as stated. Empty: none."
         ),
     )
+    max_request_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description=(
+            "Largest request body accepted, in bytes; a larger one is answered 413 naming this "
+            "limit, before it is read further or anything is stored."
+        ),
+    )
     reset_token: SecretStr | None = Field(
         default=None,
         description=(

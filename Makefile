@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed-stamp
 PYPROJECTS := pyproject.toml protos/pyproject.toml $(wildcard services/*/pyproject.toml)
 
 .PHONY: run test install postgres lint format typecheck protos proto-check env-table \
-        pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge bench-retrieval lock clean
+        pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge bench-retrieval \
+        eval eval-sweep lock clean
 
 run: install
 	$(BIN)/python scripts/run_stack.py
@@ -61,6 +62,15 @@ bench-bridge: install postgres
 
 bench-retrieval: install postgres
 	$(BIN)/python -m bench.retrieval
+
+# The issue-12 benchmark: months of memory traffic replayed through the real stack, per judge
+# (none, fake, real when JUDGE_LLM_BASE_URL/JUDGE_LLM_MODEL are set); bench/results/eval.*
+eval: install postgres
+	$(BIN)/python -m bench.eval
+
+# The same store re-scored under ranker settings and over-fetch; bench/results/eval_sweep.*
+eval-sweep: install postgres
+	$(BIN)/python -m bench.eval --sweep
 
 # Re-resolve every dependency together after a pyproject.toml change (torch stays the local CPU build).
 lock:

@@ -91,9 +91,6 @@ class Dataset:
     events: tuple[Event, ...]
     queries: tuple[Query, ...]
 
-    def fact(self, fact_id: str) -> Fact:
-        return self._facts_by_id()[fact_id]
-
     def _facts_by_id(self) -> dict[str, Fact]:
         return {f.id: f for f in self.facts}
 
@@ -127,14 +124,21 @@ def from_json(data: dict[str, Any]) -> Dataset:
         ),
         events=tuple(
             Event(
-                time=_time(e["time"]), scope=e["scope"], fact=e["fact"], value=e["value"],
+                time=_time(e["time"]),
+                scope=e["scope"],
+                fact=e["fact"],
+                value=e["value"],
                 text=e["text"],
             )
             for e in data["events"]
         ),
         queries=tuple(
             Query(
-                id=q["id"], kind=q["kind"], form=q["form"], project=q["project"], text=q["text"],
+                id=q["id"],
+                kind=q["kind"],
+                form=q["form"],
+                project=q["project"],
+                text=q["text"],
                 gold=q["gold"],
             )
             for q in data["queries"]
@@ -212,16 +216,31 @@ def validate(
     min_queries_per_kind: int = MIN_QUERIES_PER_KIND,
 ) -> list[str]:
     """Every problem found, as sentences; an empty list means the dataset keeps its promises."""
+    return [
+        *_check_ids(dataset),
+        *_check_facts(dataset),
+        *_check_events(dataset),
+        *_check_queries(dataset),
+        *_check_sizes(dataset, min_facts, min_queries, min_queries_per_kind),
+    ]
+
+
+def _check_ids(dataset: Dataset) -> list[str]:
+    return [
+        f"{name} id {duplicate} is used {n} times"
+        for name, ids in (
+            ("fact", [f.id for f in dataset.facts]),
+            ("query", [q.id for q in dataset.queries]),
+        )
+        for duplicate, n in Counter(ids).items()
+        if n > 1
+    ]
+
+
+def _check_facts(dataset: Dataset) -> list[str]:
     problems: list[str] = []
-    facts = dataset._facts_by_id()
     scopes = {*dataset.projects, GLOBAL}
-    for name, ids in (
-        ("fact", [f.id for f in dataset.facts]),
-        ("query", [q.id for q in dataset.queries]),
-    ):
-        for duplicate, n in Counter(ids).items():
-            if n > 1:
-                problems.append(f"{name} id {duplicate} is used {n} times")
+    last_said = {e.fact: e.value for e in dataset.events}
     for f in dataset.facts:
         if f.kind not in KINDS:
             problems.append(f"fact {f.id} has unknown kind {f.kind!r}")
@@ -229,7 +248,16 @@ def validate(
             problems.append(f"fact {f.id} has unknown scope {f.scope!r}")
         if f.current not in f.values:
             problems.append(f"fact {f.id}: current value {f.current!r} is not among its values")
-    said: dict[str, list[str]] = {}
+        if f.id not in last_said:
+            problems.append(f"fact {f.id} is never stated")
+        elif last_said[f.id] != f.current:
+            problems.append(f"fact {f.id}: last stated {last_said[f.id]!r}, current {f.current!r}")
+    return problems
+
+
+def _check_events(dataset: Dataset) -> list[str]:
+    problems: list[str] = []
+    facts = dataset._facts_by_id()
     texts: dict[tuple[str, str], tuple[str, str]] = {}
     previous: datetime | None = None
     for i, e in enumerate(dataset.events):
@@ -239,43 +267,75 @@ def validate(
             continue
         if e.scope != fact.scope:
             problems.append(f"event {i} is in scope {e.scope}, its fact {e.fact} in {fact.scope}")
-        if e.value not in fact.values:
-            problems.append(f"event {i} states value {e.value!r} that fact {e.fact} never has")
-        if e.value not in e.text:
-            problems.append(f"event {i}'s text does not contain its value {e.value!r}")
+        if e.value not in fact.values or e.value not in e.text:
+            problems.append(f"event {i} does not state a value of fact {e.fact}: {e.text!r}")
         owner = texts.setdefault((e.scope, e.text.casefold()), (e.fact, e.value))
         if owner != (e.fact, e.value):
             problems.append(f"event {i}'s text also states {owner}: {e.text!r}")
-        if previous is not None and e.time < previous:
-            problems.append(f"event {i} is earlier than the event before it")
-        if e.time >= dataset.query_time:
-            problems.append(f"event {i} is not before the query time")
+        if (previous is not None and e.time < previous) or e.time >= dataset.query_time:
+            problems.append(f"event {i} is out of order (or not before the query time)")
         previous = e.time
-        said.setdefault(e.fact, []).append(e.value)
-    for f in dataset.facts:
-        values = said.get(f.id)
-        if not values:
-            problems.append(f"fact {f.id} is never stated")
-        elif values[-1] != f.current:
-            problems.append(f"fact {f.id}: last stated {values[-1]!r}, current {f.current!r}")
+    return problems
+
+
+def _check_queries(dataset: Dataset) -> list[str]:
+    problems: list[str] = []
+    facts = dataset._facts_by_id()
     for q in dataset.queries:
         gold = facts.get(q.gold)
         if gold is None:
             problems.append(f"query {q.id} has unknown gold fact {q.gold}")
         elif gold.scope not in (q.project, GLOBAL):
             problems.append(f"query {q.id} asks from {q.project} for {gold.scope}'s fact {gold.id}")
-        if q.kind not in KINDS:
-            problems.append(f"query {q.id} has unknown kind {q.kind!r}")
-        if q.form not in FORMS:
-            problems.append(f"query {q.id} has unknown form {q.form!r}")
+        if q.kind not in KINDS or q.form not in FORMS:
+            problems.append(f"query {q.id} has unknown kind {q.kind!r} or form {q.form!r}")
         if q.project not in dataset.projects:
             problems.append(f"query {q.id} is asked from unknown project {q.project!r}")
+    return problems
+
+
+def _check_sizes(
+    dataset: Dataset, min_facts: int, min_queries: int, min_queries_per_kind: int
+) -> list[str]:
+    problems: list[str] = []
     if len(dataset.facts) < min_facts:
         problems.append(f"{len(dataset.facts)} facts, fewer than {min_facts}")
     if len(dataset.queries) < min_queries:
         problems.append(f"{len(dataset.queries)} queries, fewer than {min_queries}")
     per_kind = Counter(q.kind for q in dataset.queries)
-    for kind in KINDS:
-        if per_kind[kind] < min_queries_per_kind:
-            problems.append(f"{per_kind[kind]} {kind} queries, fewer than {min_queries_per_kind}")
+    problems.extend(
+        f"{per_kind[kind]} {kind} queries, fewer than {min_queries_per_kind}"
+        for kind in KINDS
+        if per_kind[kind] < min_queries_per_kind
+    )
     return problems
+
+
+def subset(dataset: Dataset, per_kind: int) -> Dataset:
+    """The first `per_kind` queries of each kind with their facts, and the facts they compete
+    with (a reconfirmed fact's neighbour, the other project's twin): a quick, smaller eval."""
+    queries = [
+        q for kind in KINDS for q in [q for q in dataset.queries if q.kind == kind][:per_kind]
+    ]
+    by_id = dataset._facts_by_id()
+    gold = [by_id[q.gold] for q in queries]
+    keep = {
+        f.id
+        for f in dataset.facts
+        for g in gold
+        if f.id == g.id
+        or (
+            f.kind == g.kind
+            and f.attribute == g.attribute
+            and (f.scope == g.scope or f.subject == g.subject)
+        )
+    }
+    return Dataset(
+        version=dataset.version,
+        seed=dataset.seed,
+        projects=dataset.projects,
+        query_time=dataset.query_time,
+        facts=tuple(f for f in dataset.facts if f.id in keep),
+        events=tuple(e for e in dataset.events if e.fact in keep),
+        queries=tuple(q for q in dataset.queries if q.gold in keep and q in queries),
+    )

@@ -387,35 +387,70 @@ COMMON = {
 
 PROJECTS: dict[str, dict[str, tuple[str, ...]]] = {
     "atlas": {
-        "service": ("the billing API", "the invoice renderer", "the payment webhook receiver",
-                    "the customer portal", "the tax calculator", "the ledger service"),
+        "service": (
+            "the billing API",
+            "the invoice renderer",
+            "the payment webhook receiver",
+            "the customer portal",
+            "the tax calculator",
+            "the ledger service",
+        ),
         "store": ("the ledger database",),
-        "job": ("the nightly invoice export", "the dunning reminder job",
-                "the currency rate sync"),
+        "job": ("the nightly invoice export", "the dunning reminder job", "the currency rate sync"),
     },
     "beacon": {
-        "service": ("the push notification service", "the device registry", "the sync service",
-                    "the auth service", "the feature flag service", "the media upload service"),
+        "service": (
+            "the push notification service",
+            "the device registry",
+            "the sync service",
+            "the auth service",
+            "the feature flag service",
+            "the media upload service",
+        ),
         "store": ("the session store",),
-        "job": ("the stale device cleanup job", "the push receipt poller",
-                "the nightly analytics rollup"),
+        "job": (
+            "the stale device cleanup job",
+            "the push receipt poller",
+            "the nightly analytics rollup",
+        ),
     },
     "cinder": {
-        "service": ("the ingestion API", "the schema registry", "the event router",
-                    "the transform service", "the query service", "the lineage service"),
+        "service": (
+            "the ingestion API",
+            "the schema registry",
+            "the event router",
+            "the transform service",
+            "the query service",
+            "the lineage service",
+        ),
         "store": ("the ClickHouse cluster",),
-        "job": ("the hourly compaction job", "the daily warehouse load",
-                "the partition pruning job"),
+        "job": (
+            "the hourly compaction job",
+            "the daily warehouse load",
+            "the partition pruning job",
+        ),
     },
     "drift": {
-        "service": ("the artifact server", "the license checker", "the docs site",
-                    "the telemetry collector", "the update server", "the plugin index"),
+        "service": (
+            "the artifact server",
+            "the license checker",
+            "the docs site",
+            "the telemetry collector",
+            "the update server",
+            "the plugin index",
+        ),
         "store": ("the artifact metadata database",),
         "job": ("the nightly build", "the dependency audit job", "the mirror sync job"),
     },
     "ember": {
-        "service": ("the web frontend server", "the image proxy", "the SSR renderer",
-                    "the GraphQL server", "the search service", "the A/B test service"),
+        "service": (
+            "the web frontend server",
+            "the image proxy",
+            "the SSR renderer",
+            "the GraphQL server",
+            "the search service",
+            "the A/B test service",
+        ),
         "store": ("the Elasticsearch cluster",),
         "job": ("the sitemap generator", "the cache warmer", "the nightly search reindex"),
     },
@@ -517,132 +552,157 @@ def _slots(project: str) -> list[Slot]:
     ]
 
 
-def generate(seed: int = SEED) -> Dataset:
-    rng = random.Random(seed)
-    b = _Builder(rng)
-    projects = list(PROJECTS)
-    free: dict[str, list[Slot]] = {p: _slots(p) for p in projects}
+class _Kinds(_Builder):
+    """One method per kind, each taking its (subject, attribute) slots from what is free."""
 
-    def take(project: str, slot: Slot) -> None:
-        free[project].remove(slot)
+    def __init__(self, rng: random.Random) -> None:
+        super().__init__(rng)
+        self.free: dict[str, list[Slot]] = {p: _slots(p) for p in PROJECTS}
 
-    # other_project first: a common subject's attribute in two projects, different values.
-    common = [
-        (subject, a.name)
-        for kind in ("service", "store")
-        for subject in COMMON[kind]
-        for a in ATTRIBUTES
-        if a.kind == kind
-    ] + [("", a.name) for a in ATTRIBUTES if a.kind == "repo"]
-    for subject, attribute in rng.sample(common, OTHER_PROJECT_PAIRS):
-        pair = rng.sample(projects, 2)
-        values = b.values(attribute, 2)
-        for project, value in zip(pair, values, strict=True):
-            slot = (project, subject, attribute)
-            take(project, slot)
-            fact = b.fact("other_project", "gold", slot, [value])
-            b.say(fact, value, b.day(0, SPAN_DAYS - 1), rng.randrange(3))
-            b.ask(fact, "other_project", project, "question")
+    def take(self, slot: Slot) -> None:
+        self.free[slot[0]].remove(slot)
 
-    for project in projects:
-        subjects = _subjects(project)
-        # reconfirmed: an attribute no other fact of this project has, on two services.
+    def pick(self, project: str, n: int) -> list[Slot]:
+        chosen = self.rng.sample(self.free[project], n)
+        for slot in chosen:
+            self.take(slot)
+        return chosen
+
+    def once(self, kind: str, slot: Slot, project: str) -> None:
+        """A fact said once at a random time and asked once."""
+        (value,) = self.values(slot[2], 1)
+        fact = self.fact(kind, "gold", slot, [value])
+        self.say(fact, value, self.day(0, SPAN_DAYS - 1), self.rng.randrange(3))
+        self.ask(fact, kind, project)
+
+    def other_project(self) -> None:
+        """A common subject's attribute in two projects, different values; each one asked."""
+        common = [
+            (subject, a.name)
+            for kind in ("service", "store")
+            for subject in COMMON[kind]
+            for a in ATTRIBUTES
+            if a.kind == kind
+        ] + [("", a.name) for a in ATTRIBUTES if a.kind == "repo"]
+        for subject, attribute in self.rng.sample(common, OTHER_PROJECT_PAIRS):
+            pair = self.rng.sample(list(PROJECTS), 2)
+            values = self.values(attribute, 2)
+            for project, value in zip(pair, values, strict=True):
+                slot = (project, subject, attribute)
+                self.take(slot)
+                fact = self.fact("other_project", "gold", slot, [value])
+                self.say(fact, value, self.day(0, SPAN_DAYS - 1), self.rng.randrange(3))
+                self.ask(fact, "other_project", project, "question")
+
+    def reconfirmed(self, project: str) -> None:
+        """An attribute no other fact of the project has, on two services: one said 2-6 times,
+        its neighbour once; the query does not name the service."""
+        services = _subjects(project)["service"]
         vague = [a.name for a in ATTRIBUTES if a.vague is not None]
-        for attribute in rng.sample(vague, PER_PROJECT["reconfirmed"]):
-            gold_subject, neighbour_subject = rng.sample(subjects["service"], 2)
-            gold_value, neighbour_value = b.values(attribute, 2)
-            gold = b.fact("reconfirmed", "gold", (project, gold_subject, attribute), [gold_value])
-            times = rng.randint(2, 6)
-            when = b.day(0, 20)
-            for i in range(times):
-                b.say(gold, gold_value, when, i % 3)
-                when += timedelta(days=rng.uniform(*REPEAT_GAP_DAYS))
-            neighbour = b.fact(
-                "reconfirmed", "neighbour", (project, neighbour_subject, attribute),
+        for attribute in self.rng.sample(vague, PER_PROJECT["reconfirmed"]):
+            gold_subject, neighbour_subject = self.rng.sample(services, 2)
+            gold_value, neighbour_value = self.values(attribute, 2)
+            gold = self.fact(
+                "reconfirmed", "gold", (project, gold_subject, attribute), [gold_value]
+            )
+            when = self.day(0, 20)
+            for i in range(self.rng.randint(2, 6)):
+                self.say(gold, gold_value, when, i % 3)
+                when += timedelta(days=self.rng.uniform(*REPEAT_GAP_DAYS))
+            neighbour = self.fact(
+                "reconfirmed",
+                "neighbour",
+                (project, neighbour_subject, attribute),
                 [neighbour_value],
             )
-            b.say(neighbour, neighbour_value, b.day(0, SPAN_DAYS - 1), rng.randrange(3))
-            b.ask(gold, "reconfirmed", project, "vague")
-            for slot in [s for s in free[project] if s[2] == attribute]:
-                take(project, slot)
+            self.say(neighbour, neighbour_value, self.day(0, SPAN_DAYS - 1), self.rng.randrange(3))
+            self.ask(gold, "reconfirmed", project, "vague")
+            for slot in [s for s in self.free[project] if s[2] == attribute]:
+                self.take(slot)
 
-        # lookalike: one subject, two attributes that read alike; both asked.
+    def lookalike(self, project: str) -> None:
+        """One subject, two attributes that read alike; both said once and asked."""
         pairs = [
             (subject, twin)
             for twin in TWINS
-            for kind, names in subjects.items()
+            for kind, names in _subjects(project).items()
             if ATTRIBUTE[twin[0]].kind == kind
             for subject in names
-            if all((project, subject, t) in free[project] for t in twin)
+            if all((project, subject, t) in self.free[project] for t in twin)
         ]
-        for subject, twin in rng.sample(pairs, PER_PROJECT["lookalike"]):
-            if not all((project, subject, t) in free[project] for t in twin):
-                continue  # a pair sharing an attribute slot with one taken already
-            for attribute in twin:
-                slot = (project, subject, attribute)
-                take(project, slot)
-                (value,) = b.values(attribute, 1)
-                fact = b.fact("lookalike", "gold", slot, [value])
-                b.say(fact, value, b.day(0, SPAN_DAYS - 1), rng.randrange(3))
-                b.ask(fact, "lookalike", project)
+        for subject, twin in self.rng.sample(pairs, PER_PROJECT["lookalike"]):
+            slots = [(project, subject, attribute) for attribute in twin]
+            if all(slot in self.free[project] for slot in slots):
+                for slot in slots:
+                    self.take(slot)
+                    self.once("lookalike", slot, project)
 
-        def pick(n: int) -> list[Slot]:
-            chosen = rng.sample(free[project], n)
-            for slot in chosen:
-                take(project, slot)
-            return chosen
+    def changed(self, project: str) -> None:
+        """A, then weeks later B in other words."""
+        for slot in self.pick(project, PER_PROJECT["changed"]):
+            old, new = self.values(slot[2], 2)
+            fact = self.fact("changed", "gold", slot, [old, new])
+            first = self.day(0, 90)
+            self.say(fact, old, first, 0)
+            later = first + timedelta(days=self.rng.uniform(20, 80))
+            self.say(fact, new, later, self.rng.choice((1, 2)))
+            self.ask(fact, "changed", project)
 
-        for slot in pick(PER_PROJECT["changed"]):
-            old, new = b.values(slot[2], 2)
-            fact = b.fact("changed", "gold", slot, [old, new])
-            first = b.day(0, 90)
-            b.say(fact, old, first, 0)
-            b.say(fact, new, first + timedelta(days=rng.uniform(20, 80)), rng.choice((1, 2)))
-            b.ask(fact, "changed", project)
+    def reverted(self, project: str) -> None:
+        """A, B, then A again."""
+        for slot in self.pick(project, PER_PROJECT["reverted"]):
+            a_value, b_value = self.values(slot[2], 2)
+            fact = self.fact("reverted", "gold", slot, [a_value, b_value, a_value], a_value)
+            when = self.day(0, 60)
+            for template, value in enumerate((a_value, b_value, a_value)):
+                self.say(fact, value, when, template)
+                when += timedelta(days=self.rng.uniform(15, 45))
+            self.ask(fact, "reverted", project)
 
-        for slot in pick(PER_PROJECT["reverted"]):
-            a_value, b_value = b.values(slot[2], 2)
-            fact = b.fact("reverted", "gold", slot, [a_value, b_value, a_value], a_value)
-            when = b.day(0, 60)
-            b.say(fact, a_value, when, 0)
-            when += timedelta(days=rng.uniform(15, 45))
-            b.say(fact, b_value, when, 1)
-            when += timedelta(days=rng.uniform(15, 45))
-            b.say(fact, a_value, when, 2)
-            b.ask(fact, "reverted", project)
+    def stale_near_duplicate(self, project: str) -> None:
+        """A said 1-3 times long ago, then the same sentence with the new value."""
+        for slot in self.pick(project, PER_PROJECT["stale_near_duplicate"]):
+            old, new = self.values(slot[2], 2)
+            fact = self.fact("stale_near_duplicate", "gold", slot, [old, new])
+            when = self.day(0, 30)
+            template = self.rng.randrange(3)
+            for _ in range(self.rng.randint(1, 3)):
+                self.say(fact, old, when, template)
+                when += timedelta(days=self.rng.uniform(*REPEAT_GAP_DAYS))
+            self.say(fact, new, self.day((when - START).days + 10, SPAN_DAYS - 1), template)
+            self.ask(fact, "stale_near_duplicate", project)
 
-        for slot in pick(PER_PROJECT["stale_near_duplicate"]):
-            old, new = b.values(slot[2], 2)
-            fact = b.fact("stale_near_duplicate", "gold", slot, [old, new])
-            when = b.day(0, 30)
-            template = rng.randrange(3)
-            for _ in range(rng.randint(1, 3)):
-                b.say(fact, old, when, template)
-                when += timedelta(days=rng.uniform(*REPEAT_GAP_DAYS))
-            b.say(fact, new, b.day((when - START).days + 10, SPAN_DAYS - 1), template)
-            b.ask(fact, "stale_near_duplicate", project)
+    def static(self, project: str) -> None:
+        for slot in self.pick(project, PER_PROJECT["static"]):
+            self.once("static", slot, project)
 
-        for slot in pick(PER_PROJECT["static"]):
-            (value,) = b.values(slot[2], 1)
-            fact = b.fact("static", "gold", slot, [value])
-            b.say(fact, value, b.day(0, SPAN_DAYS - 1), rng.randrange(3))
-            b.ask(fact, "static", project)
+    def global_facts(self) -> None:
+        """Every global attribute once, asked from a random project (search merges global)."""
+        for attribute in [a for a in ATTRIBUTES if a.kind == "global"]:
+            slot = (GLOBAL, "", attribute.name)
+            self.once("static", slot, self.rng.choice(list(PROJECTS)))
 
-    for attribute in [a for a in ATTRIBUTES if a.kind == "global"]:
-        (value,) = b.values(attribute.name, 1)
-        fact = b.fact("static", "gold", (GLOBAL, "", attribute.name), [value])
-        b.say(fact, value, b.day(0, SPAN_DAYS - 1), rng.randrange(3))
-        b.ask(fact, "static", rng.choice(projects))
 
-    events = sorted(b.events, key=lambda e: e.time)  # stable: a fact's own order is kept
+def generate(seed: int = SEED) -> Dataset:
+    kinds = _Kinds(random.Random(seed))
+    kinds.other_project()
+    for project in PROJECTS:
+        kinds.reconfirmed(project)
+        kinds.lookalike(project)
+        kinds.changed(project)
+        kinds.reverted(project)
+        kinds.stale_near_duplicate(project)
+        kinds.static(project)
+    kinds.global_facts()
+    events = sorted(kinds.events, key=lambda e: e.time)  # stable: a fact's own order is kept
     return Dataset(
         version=VERSION,
         seed=seed,
-        projects=tuple(projects),
+        projects=tuple(PROJECTS),
         query_time=QUERY_TIME,
-        facts=tuple(b.facts),
+        facts=tuple(kinds.facts),
         events=tuple(events),
-        queries=tuple(b.queries),
+        queries=tuple(kinds.queries),
     )
 
 
@@ -657,7 +717,7 @@ def main() -> None:
         raise SystemExit("the generated dataset is invalid:\n" + "\n".join(problems))
     DATASET_PATH.parent.mkdir(parents=True, exist_ok=True)
     DATASET_PATH.write_text(render(dataset))
-    print(f"wrote {DATASET_PATH}: {json.dumps(to_json(dataset)['counts'])}")  # noqa: T201
+    print(f"wrote {DATASET_PATH}: {json.dumps(to_json(dataset)['counts'])}")
 
 
 if __name__ == "__main__":

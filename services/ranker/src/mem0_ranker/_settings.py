@@ -93,6 +93,13 @@ class RankerSettings(GrpcServiceSettings):
         le=1,
         description="Smallest recency factor: how much of its score a very old fact keeps.",
     )
+    test_clock_file: Path | None = Field(
+        default=None,
+        description=(
+            "TEST ONLY, never in production: a file holding epoch seconds read as the ranker's "
+            "current time on every call (benchmarks replay months in minutes)."
+        ),
+    )
     max_candidates: int = Field(
         default=1000, ge=1, description="Most candidates one Rerank call may carry."
     )

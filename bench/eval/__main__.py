@@ -69,10 +69,10 @@ from tests.support.stack import start_ranker
 
 #: Sweep axes by default: the ranker's scoring settings and the bridge's over-fetch.
 DEFAULT_AXES: dict[str, tuple[float, ...]] = {
-    "RANKER_ALPHA": (0.0, 0.1, 0.2, 0.4, 0.8),
-    "RANKER_HALF_LIFE_DAYS": (7.0, 30.0, 90.0, 365.0),
-    "RANKER_RECENCY_FLOOR": (0.2, 0.4, 0.6, 0.8, 1.0),
-    "MEM0_SEARCH_OVERFETCH": (1, 2, 3, 5, 8),
+    "RANKER_ALPHA": (0.0, 0.2, 0.5, 1.0),
+    "RANKER_HALF_LIFE_DAYS": (30.0, 90.0, 365.0),
+    "RANKER_RECENCY_FLOOR": (0.3, 0.6, 1.0),
+    "MEM0_SEARCH_OVERFETCH": (1, 3, 6),
 }
 
 

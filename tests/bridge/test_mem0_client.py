@@ -164,7 +164,8 @@ async def test_a_malformed_memory_id_is_refused_before_any_request(
 
 async def test_reset_without_a_token_sends_nothing() -> None:
     recorder = Recorder()
-    async with Client(create_server(_settings(), mem0_transport=recorder.transport)) as client:
+    settings = _settings(reset_token="the-real-token")  # noqa: S106
+    async with Client(create_server(settings, mem0_transport=recorder.transport)) as client:
         message = await call_error(client, "memory_reset", reset_token="  ")  # noqa: S106
     assert "Ask the user" in message
     assert recorder.requests == []

@@ -6,8 +6,8 @@ STAMP := $(VENV)/.installed-stamp
 PYPROJECTS := pyproject.toml protos/pyproject.toml $(wildcard services/*/pyproject.toml)
 
 .PHONY: run test install postgres lint format typecheck protos proto-check env-table \
-        pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge bench-retrieval lock clean \
-        eval-judge local-llm
+        pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge bench-retrieval \
+        eval eval-sweep eval-judge local-llm lock clean
 
 run: install
 	$(BIN)/python scripts/run_stack.py
@@ -71,6 +71,15 @@ eval-judge: install
 # Optional: a small GGUF model from PyPI served on 127.0.0.1:8090 by llama-cpp-python (foreground).
 local-llm:
 	scripts/local-llm.sh
+
+# The issue-12 benchmark: months of memory traffic replayed through the real stack, per judge
+# (none, fake, real when JUDGE_LLM_BASE_URL/JUDGE_LLM_MODEL are set); bench/results/eval.*
+eval: install postgres
+	$(BIN)/python -m bench.eval
+
+# The same store re-scored under ranker settings and over-fetch; bench/results/eval_sweep.*
+eval-sweep: install postgres
+	$(BIN)/python -m bench.eval --sweep
 
 # Re-resolve every dependency together after a pyproject.toml change (torch stays the local CPU build).
 lock:

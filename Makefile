@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PYPROJECTS := pyproject.toml protos/pyproject.toml $(wildcard services/*/pyproject.toml)
 
 .PHONY: run test install postgres lint format typecheck protos proto-check env-table \
-        pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge bench-retrieval lock clean
+        pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge bench-retrieval bench-load lock clean
 
 run: install
 	$(BIN)/python scripts/run_stack.py
@@ -61,6 +61,12 @@ bench-bridge: install postgres
 
 bench-retrieval: install postgres
 	$(BIN)/python -m bench.retrieval
+
+# Issue 9's gate, not part of `bench`: 60 s of 16 and of 50 concurrent MCP clients, without faults
+# and with the judge, its LLM and the ranker down for 10 s each (~12 min); exits 1 on any
+# duplicate, lost or stale fact. ARGS narrows it, e.g. ARGS="--fault judge --clients 16".
+bench-load: install postgres
+	$(BIN)/python -m bench.load $(ARGS)
 
 # Re-resolve every dependency together after a pyproject.toml change (torch stays the local CPU build).
 lock:

@@ -470,19 +470,33 @@ def plot(runs: Sequence[dict[str, Any]], path: Path) -> None:
     slow.legend(fontsize=8)
     for r in runs:
         seconds = [t[0] for t in r["timeline"]]
-        errs.plot(seconds, [t[2] for t in r["timeline"]], label=f"{r['scenario']} x{r['clients']}")
+        line = errs.plot(
+            seconds, [t[2] for t in r["timeline"]], label=f"{r['scenario']} x{r['clients']} failed"
+        )[0]
+        errs.plot(
+            seconds,
+            [t[3] for t in r["timeline"]],
+            linestyle=":",
+            color=line.get_color(),
+            label=f"{r['scenario']} x{r['clients']} degraded",
+        )
     errs.set_xlabel("second of the run")
-    errs.set_ylabel("failed calls / s")
-    errs.set_title("Tool errors over time (faults at the marked window)")
+    errs.set_ylabel("calls / s")
+    errs.set_title(
+        "Failed calls (solid) and answers degraded by an unavailable helper (dotted); "
+        "grey: helper down",
+        fontsize=9,
+    )
     faulted = [r["fault"] for r in runs if r["fault"] and "killed_at" in r["fault"]]
     if faulted:
+        window = faulted[0]
         errs.axvspan(
-            faulted[0]["killed_at"],
-            faulted[0].get("ready_at", faulted[0]["killed_at"]),
+            window["killed_at"],
+            window.get("ready_at", window["killed_at"]),
             alpha=0.1,
             color="grey",
         )
-    errs.legend(fontsize=7, ncol=2)
+    errs.legend(fontsize=6, ncol=4)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -518,7 +532,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--settle-max", type=float, default=60.0, help="longest wait for the store to settle"
     )
     parser.add_argument(
-        "--quiet", type=float, default=5.0, help="unchanged this long = settled (seconds)"
+        "--quiet", type=float, default=10.0, help="unchanged this long = settled (seconds)"
     )
     parser.add_argument("--seed", type=int, default=9)
     parser.add_argument(

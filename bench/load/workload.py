@@ -143,20 +143,20 @@ class Recorder:
     error_samples: dict[str, list[str]] = field(default_factory=dict)
     notes: Counter[str] = field(default_factory=Counter)
     latencies: dict[str, list[float]] = field(default_factory=dict)
-    #: Per whole second since start: [calls answered, calls failed].
+    #: Per whole second since start: [calls answered, calls failed, answers degraded (a note
+    #: says a helper was unavailable)].
     timeline: dict[int, list[int]] = field(default_factory=dict)
     collisions: Counter[str] = field(default_factory=Counter)
 
     def now(self) -> float:
         return time.monotonic() - self.started
 
-    def _tick(self, failed: bool) -> None:
-        slot = self.timeline.setdefault(int(self.now()), [0, 0])
-        slot[1 if failed else 0] += 1
+    def _tick(self, column: int) -> None:
+        self.timeline.setdefault(int(self.now()), [0, 0, 0])[column] += 1
 
     def error(self, tool: str, message: str) -> None:
         self.errors[tool] += 1
-        self._tick(failed=True)
+        self._tick(1)
         samples = self.error_samples.setdefault(tool, [])
         short = " ".join(message.split())[:300]
         if len(samples) < MAX_ERROR_SAMPLES and short not in samples:
@@ -164,10 +164,13 @@ class Recorder:
 
     def answered(self, tool: str, seconds: float, content: dict[str, Any]) -> None:
         self.latencies.setdefault(tool, []).append(seconds)
-        self._tick(failed=False)
-        for note in content.get("notes") or []:
+        self._tick(0)
+        notes = [str(note) for note in content.get("notes") or []]
+        for note in notes:
             # "judge unavailable: the add was ..." -> "judge unavailable"
-            self.notes[str(note).split(":", 1)[0]] += 1
+            self.notes[note.split(":", 1)[0]] += 1
+        if any("unavailable" in note for note in notes):
+            self._tick(2)
 
 
 class Workload:

@@ -496,7 +496,7 @@ def plot(runs: Sequence[dict[str, Any]], path: Path) -> None:
             alpha=0.1,
             color="grey",
         )
-    errs.legend(fontsize=6, ncol=4)
+    errs.legend(fontsize=6, ncol=4, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

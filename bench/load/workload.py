@@ -47,6 +47,19 @@ CALL_TIMEOUT_SECONDS = 120.0
 MAX_ERROR_SAMPLES = 5
 
 
+def error_cause(message: str) -> str:
+    """A failed call's cause, from the message the client got: `mem0` (the bridge's mem0 call
+    failed), `client timeout`, `transport` (the HTTP connection to the bridge) or `other`."""
+    lowered = message.lower()
+    if lowered.startswith("mem0 "):
+        return "mem0"
+    if lowered.startswith("no answer within"):
+        return "client timeout"
+    if lowered.startswith(("connecterror", "readerror", "remoteprotocolerror", "readtimeout")):
+        return "transport"
+    return "other"
+
+
 class ReadWriteLock:
     """Many readers or one writer; a waiting writer holds off new readers (no starvation)."""
 
@@ -83,6 +96,41 @@ class ReadWriteLock:
             async with self._cond:
                 self._writer = False
                 self._cond.notify_all()
+
+
+class StartGate:
+    """Holds every client until all are connected, then starts the clock for all of them.
+
+    Opening 50 MCP sessions takes seconds on a busy 2-core machine; started as they connect,
+    the first clients would run alone for that long and the fault would hit a half-loaded run.
+    """
+
+    def __init__(self, clients: int, seconds: float) -> None:
+        self._waiting = clients
+        self._all_in = asyncio.Event()
+        self._open = asyncio.Event()
+        self._seconds = seconds
+        self.deadline = 0.0
+        if clients <= 0:
+            self._all_in.set()
+
+    def arrived(self) -> None:
+        """A client connected (or gave up trying)."""
+        self._waiting -= 1
+        if self._waiting <= 0:
+            self._all_in.set()
+
+    async def all_arrived(self) -> None:
+        await self._all_in.wait()
+
+    def open(self) -> None:
+        self.deadline = time.monotonic() + self._seconds
+        self._open.set()
+
+    async def wait(self) -> float:
+        """Wait for the start; the deadline (time.monotonic) to stop starting operations."""
+        await self._open.wait()
+        return self.deadline
 
 
 @dataclass
@@ -140,6 +188,8 @@ class Recorder:
     actions: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
+    #: Failed calls by cause (`error_cause`): a mem0 failure is the one that can lose data.
+    error_causes: Counter[str] = field(default_factory=Counter)
     error_samples: dict[str, list[str]] = field(default_factory=dict)
     notes: Counter[str] = field(default_factory=Counter)
     latencies: dict[str, list[float]] = field(default_factory=dict)
@@ -151,11 +201,16 @@ class Recorder:
     def now(self) -> float:
         return time.monotonic() - self.started
 
+    def restart_clock(self) -> None:
+        """Count seconds of the run from now (the clients are connected)."""
+        self.started = time.monotonic()
+
     def _tick(self, column: int) -> None:
         self.timeline.setdefault(int(self.now()), [0, 0, 0])[column] += 1
 
     def error(self, tool: str, message: str) -> None:
         self.errors[tool] += 1
+        self.error_causes[error_cause(message)] += 1
         self._tick(1)
         samples = self.error_samples.setdefault(tool, [])
         short = " ".join(message.split())[:300]
@@ -330,11 +385,16 @@ class Workload:
         finally:
             invitation.done.set()
 
-    async def client(self, index: int, url: str, deadline: float) -> None:
-        """One client's loop until `deadline` (time.monotonic); the last call may overrun."""
+    async def client(self, index: int, url: str, gate: StartGate) -> None:
+        """One client: connect, wait at the gate, loop until the deadline (the last call may
+        overrun it)."""
         rng = random.Random(self.seed * 1000 + index)
+        arrived = False
         try:
             async with http_bridge(url) as client:
+                gate.arrived()
+                arrived = True
+                deadline = await gate.wait()
                 while time.monotonic() < deadline:
                     if self.invitations:
                         await self._join_collision(client, self.invitations.popleft())
@@ -355,3 +415,6 @@ class Workload:
                         await self._search(client, rng)
         except Exception as exc:  # a client that cannot connect is counted
             self.recorder.error("session", f"{type(exc).__name__}: {exc}")
+        finally:
+            if not arrived:
+                gate.arrived()

@@ -5,15 +5,15 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from mem0_judge import JudgeSettings
 from mem0_judge._validation import InvalidRequestError, check_wire_compatible
+from mem0mcp import contract
 from mem0mcp.judge.v1 import judge_pb2
 from tests.fakes.llm import FakeLLM
 from tests.judge.conftest import RunningJudge
 
 pytestmark = pytest.mark.anyio
 
-LIMITS = JudgeSettings()
+MAX_CANDIDATES = contract.MAX_COMPARE_CANDIDATES
 
 
 def _candidate(
@@ -36,8 +36,8 @@ BAD_COMPARES = {
         "candidates is empty",
     ),
     "too many candidates": (
-        _compare("fact", *(_candidate(f"m{i}") for i in range(LIMITS.max_candidates + 1))),
-        f"candidates has {LIMITS.max_candidates + 1} entries; the limit is {LIMITS.max_candidates}",
+        _compare("fact", *(_candidate(f"m{i}") for i in range(MAX_CANDIDATES + 1))),
+        f"candidates has {MAX_CANDIDATES + 1} entries; the limit is {MAX_CANDIDATES}",
     ),
     "empty memory id": (_compare("fact", _candidate("")), "candidates[0].memory_id is empty"),
     "repeated memory id": (
@@ -49,11 +49,11 @@ BAD_COMPARES = {
         "candidates[1].text is empty",
     ),
     "too long fact": (
-        _compare("é" * (LIMITS.max_text_chars + 1)),
-        f"fact is {LIMITS.max_text_chars + 1} characters; the limit is {LIMITS.max_text_chars}",
+        _compare("é" * (contract.MAX_TEXT_CHARS + 1)),
+        f"fact is {contract.MAX_TEXT_CHARS + 1} characters; the limit is {contract.MAX_TEXT_CHARS}",
     ),
     "too long candidate": (
-        _compare("fact", _candidate(text="x" * (LIMITS.max_text_chars + 1))),
+        _compare("fact", _candidate(text="x" * (contract.MAX_TEXT_CHARS + 1))),
         "candidates[0].text is",
     ),
     # Field 99 (varint) and, inside the first candidate, field 7: what a newer client might send.
@@ -93,7 +93,7 @@ async def test_a_bad_compare_is_invalid_argument_naming_the_field(
 BAD_REWRITES = {
     "empty query": (judge_pb2.RewriteRequest(query=" \n").SerializeToString(), "query is empty"),
     "too long query": (
-        judge_pb2.RewriteRequest(query="why " * LIMITS.max_text_chars).SerializeToString(),
+        judge_pb2.RewriteRequest(query="why " * contract.MAX_TEXT_CHARS).SerializeToString(),
         "query is",
     ),
     "unknown field": (

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from mem0mcp import contract
 from mem0mcp.judge.v1 import judge_pb2
 from tests.fakes.llm import FakeLLM
 from tests.judge.conftest import RunningJudge
@@ -103,7 +104,7 @@ async def test_unicode_texts_are_judged_and_round_trip(judge: RunningJudge, llm:
 
 
 async def test_texts_at_the_length_limit_are_accepted(judge: RunningJudge, llm: FakeLLM) -> None:
-    limit = judge.server.settings.max_text_chars
+    limit = contract.MAX_TEXT_CHARS
     long_memory = ("The API listens on port 8080. " * limit)[:limit]
     judgement = await _verdict(judge, "Our API service uses port 8080", long_memory)
     assert judgement.verdict == judge_pb2.VERDICT_SAME

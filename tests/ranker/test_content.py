@@ -4,16 +4,27 @@ from __future__ import annotations
 
 import pytest
 
-from mem0_ranker import content_key, normalise
+from mem0_ranker import content_key
 from mem0_ranker._timestamps import format_timestamp, parse_timestamp
 
 
-def test_normalise_ignores_case_width_and_spacing() -> None:
-    assert normalise("  \uff35ser  likes\tTEA \n") == normalise("user likes tea")
+def test_content_key_ignores_spacing_and_unicode_composition() -> None:
+    assert content_key("  caf\u00e9  opens\tat 9 \n") == content_key("cafe\u0301 opens at 9")
 
 
-def test_normalise_keeps_words_and_punctuation() -> None:
-    assert content_key("user likes tea") != content_key("user likes tea.")
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("the bucket is named Prod-Logs", "the bucket is named prod-logs"),
+        ("the quota is 10\u00b2 MB", "the quota is 102 MB"),
+        ("the code is \uff11\uff12\uff13", "the code is 123"),
+        ("user likes tea", "user likes tea."),
+    ],
+)
+def test_content_key_tells_apart_texts_that_may_mean_different_things(
+    first: str, second: str
+) -> None:
+    assert content_key(first) != content_key(second)
 
 
 def test_content_key_is_a_sha256_not_the_text() -> None:

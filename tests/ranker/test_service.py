@@ -30,10 +30,6 @@ SETTINGS = RankerSettings(
     metrics_port=-1,
     dedupe_window_seconds=DAY,
     reinforce_debounce_seconds=3600,
-    max_candidates=5,
-    max_id_length=40,
-    max_scope_length=30,
-    max_text_length=100,
 )
 
 
@@ -86,12 +82,12 @@ async def test_reflection_lists_the_ranker_service(ranker: Ranker) -> None:
 # --- dedupe -----------------------------------------------------------------------------------
 
 
-async def test_check_duplicate_finds_a_recorded_text_in_another_spelling(ranker: Ranker) -> None:
+async def test_check_duplicate_finds_a_recorded_text_with_other_spacing(ranker: Ranker) -> None:
     await ranker.stub.RecordStored(
         pb.RecordStoredRequest(scope="u", text="Likes tea", memory_id="m1")
     )
     reply = await ranker.stub.CheckDuplicate(
-        pb.CheckDuplicateRequest(scope="u", text=" likes  TEA")
+        pb.CheckDuplicateRequest(scope="u", text=" Likes \t tea\n")
     )
     assert (reply.duplicate, reply.memory_id) == (True, "m1")
     assert reply.stored_at == _iso(ranker.clock, 0)
@@ -189,6 +185,103 @@ async def test_rerank_of_no_candidates_is_empty(ranker: Ranker) -> None:
     assert await ranker.stub.Rerank(pb.RerankRequest()) == pb.RerankResponse()
 
 
+async def test_rerank_scores_a_hit_without_timestamps_instead_of_refusing_the_call(
+    ranker: Ranker,
+) -> None:
+    reply = await ranker.stub.Rerank(
+        pb.RerankRequest(
+            candidates=[
+                pb.Candidate(memory_id="dated", similarity=0.7, created_at=_iso(ranker.clock, 400)),
+                pb.Candidate(memory_id="undated", similarity=0.7),
+                pb.Candidate(memory_id="updated", similarity=0.7, updated_at=_iso(ranker.clock, 1)),
+            ]
+        )
+    )
+    by_id = {r.memory_id: r for r in reply.results}
+    assert by_id["undated"].recency == 1.0
+    assert by_id["updated"].age_days == pytest.approx(1)
+    assert by_id["dated"].recency < 1.0
+
+
+# --- text changes, folds and pending reconciliation -------------------------------------------
+
+
+async def _duplicate_of(ranker: Ranker, scope: str, text: str) -> str | None:
+    reply = await ranker.stub.CheckDuplicate(pb.CheckDuplicateRequest(scope=scope, text=text))
+    return reply.memory_id if reply.duplicate else None
+
+
+async def test_a_replacing_record_drops_the_records_of_the_memorys_old_text(ranker: Ranker) -> None:
+    record = ranker.stub.RecordStored
+    await record(pb.RecordStoredRequest(scope="u", text="port 8080", memory_id="m"))
+    await record(pb.RecordStoredRequest(scope="u", text="port 9000", memory_id="m", replaces=True))
+    assert await _duplicate_of(ranker, "u", "port 8080") is None
+    assert await _duplicate_of(ranker, "u", "port 9000") == "m"
+
+
+async def test_a_plain_record_keeps_the_memorys_other_texts(ranker: Ranker) -> None:
+    record = ranker.stub.RecordStored
+    await record(pb.RecordStoredRequest(scope="u", text="as sent", memory_id="m"))
+    await record(pb.RecordStoredRequest(scope="u", text="as extracted", memory_id="m"))
+    assert await _duplicate_of(ranker, "u", "as sent") == "m"
+
+
+async def test_fold_carries_mentions_to_the_survivor_and_drops_the_others(ranker: Ranker) -> None:
+    for memory_id, times in [("keep", 1), ("copy1", 2), ("copy2", 1)]:
+        for _ in range(times):
+            await ranker.stub.Reinforce(pb.ReinforceRequest(memory_id=memory_id, scope="u"))
+            ranker.clock.advance(7200)
+        await ranker.stub.RecordStored(
+            pb.RecordStoredRequest(scope="u", text=f"text of {memory_id}", memory_id=memory_id)
+        )
+    await ranker.stub.MarkPending(pb.MarkPendingRequest(scope="u", memory_id="copy1"))
+    reply = await ranker.stub.Fold(
+        pb.FoldRequest(scope="u", into_memory_id="keep", from_memory_ids=["copy1", "copy2"])
+    )
+    assert reply.mentions == 4
+    assert await _duplicate_of(ranker, "u", "text of copy1") is None
+    stats = await ranker.stub.GetStats(pb.GetStatsRequest())
+    assert (stats.mention_rows, stats.total_mentions, stats.pending_rows) == (1, 4, 0)
+
+
+async def test_fold_into_a_never_reinforced_memory_creates_its_count(ranker: Ranker) -> None:
+    await ranker.stub.Reinforce(pb.ReinforceRequest(memory_id="copy", scope="u"))
+    reply = await ranker.stub.Fold(
+        pb.FoldRequest(scope="u", into_memory_id="keep", from_memory_ids=["copy"])
+    )
+    assert reply.mentions == 1
+
+
+async def test_pending_memories_are_claimed_oldest_first_and_leased(ranker: Ranker) -> None:
+    for memory_id in ["first", "second", "third"]:
+        await ranker.stub.MarkPending(
+            pb.MarkPendingRequest(scope="u", memory_id=memory_id, reason="judge unavailable")
+        )
+        ranker.clock.advance(1)
+    claim = pb.ClaimPendingRequest(limit=2, lease_seconds=30)
+    first = await ranker.stub.ClaimPending(claim)
+    assert [p.memory_id for p in first.pending] == ["first", "second"]
+    assert first.pending[0].reason == "judge unavailable"
+    assert first.pending[0].attempts == 1
+    second = await ranker.stub.ClaimPending(claim)
+    assert [p.memory_id for p in second.pending] == ["third"]
+    ranker.clock.advance(31)
+    again = await ranker.stub.ClaimPending(claim)
+    assert [p.memory_id for p in again.pending] == ["first", "second"]
+    assert again.pending[0].attempts == 2
+
+
+async def test_resolved_and_forgotten_memories_are_no_longer_pending(ranker: Ranker) -> None:
+    for memory_id in ["a", "b", "c"]:
+        await ranker.stub.MarkPending(pb.MarkPendingRequest(scope="u", memory_id=memory_id))
+    resolved = await ranker.stub.ResolvePending(pb.ResolvePendingRequest(memory_ids=["a", "zz"]))
+    assert resolved.resolved == 1
+    forgotten = await ranker.stub.Forget(pb.ForgetRequest(memories=pb.MemoryIds(memory_ids=["b"])))
+    assert forgotten.pending_rows_deleted == 1
+    claimed = await ranker.stub.ClaimPending(pb.ClaimPendingRequest(limit=10, lease_seconds=5))
+    assert [p.memory_id for p in claimed.pending] == ["c"]
+
+
 # --- forget and stats -------------------------------------------------------------------------
 
 
@@ -251,15 +344,15 @@ def _with_unknown_field(message: Message) -> Message:
 
 BAD_REQUESTS: list[tuple[str, Message, str]] = [
     ("CheckDuplicate", pb.CheckDuplicateRequest(scope="", text="t"), "scope: must not be empty"),
-    ("CheckDuplicate", pb.CheckDuplicateRequest(scope="s" * 31, text="t"), "scope: 31 characters"),
+    ("CheckDuplicate", pb.CheckDuplicateRequest(scope="s" * 513, text="t"), "scope: 513 char"),
     ("CheckDuplicate", pb.CheckDuplicateRequest(scope="u", text=""), "text: must not be empty"),
     ("CheckDuplicate", pb.CheckDuplicateRequest(scope="u", text=" \n"), "text: must contain"),
-    ("CheckDuplicate", pb.CheckDuplicateRequest(scope="u", text="x" * 101), "text: 101 char"),
+    ("CheckDuplicate", pb.CheckDuplicateRequest(scope="u", text="x" * 20_001), "text: 20001 "),
     ("RecordStored", pb.RecordStoredRequest(scope="u", text="t"), "memory_id: must not be empty"),
     (
         "RecordStored",
-        pb.RecordStoredRequest(scope="u", text="t", memory_id="m" * 41),
-        "memory_id: 41 characters",
+        pb.RecordStoredRequest(scope="u", text="t", memory_id="m" * 129),
+        "memory_id: 129 characters",
     ),
     ("RecordStored", pb.RecordStoredRequest(scope="", text="t", memory_id="m"), "scope: must not"),
     ("Reinforce", pb.ReinforceRequest(memory_id="", scope="u"), "memory_id: must not be empty"),
@@ -268,16 +361,15 @@ BAD_REQUESTS: list[tuple[str, Message, str]] = [
     ("Rerank", _rerank(similarity=-0.1), "candidates[0].similarity: must be a finite"),
     ("Rerank", _rerank(similarity=math.inf), "candidates[0].similarity: must be a finite"),
     ("Rerank", _rerank(memory_id=""), "candidates[0].memory_id: must not be empty"),
-    ("Rerank", _rerank(memory_id="m" * 41), "candidates[0].memory_id: 41 characters"),
-    ("Rerank", _rerank(created_at=""), "candidates[0].created_at: must not be empty"),
+    ("Rerank", _rerank(memory_id="m" * 129), "candidates[0].memory_id: 129 characters"),
     ("Rerank", _rerank(created_at="yesterday"), "candidates[0].created_at: not an RFC 3339"),
     ("Rerank", _rerank(updated_at="2026-02-30T00:00:00Z"), "candidates[0].updated_at: not an RFC"),
     (
         "Rerank",
         pb.RerankRequest(
-            candidates=[pb.Candidate(memory_id="m", similarity=0.1, created_at=NOW_ISO)] * 6
+            candidates=[pb.Candidate(memory_id="m", similarity=0.1, created_at=NOW_ISO)] * 1001
         ),
-        "candidates: 6 given, at most 5 allowed",
+        "candidates: 1001 given, at most 1000 allowed",
     ),
     ("Forget", pb.ForgetRequest(), "target: set one of memories, scope or everything"),
     ("Forget", pb.ForgetRequest(everything=False), "everything: must be true"),
@@ -288,6 +380,26 @@ BAD_REQUESTS: list[tuple[str, Message, str]] = [
         "memories.memory_ids[1]: must not be empty",
     ),
     ("Forget", pb.ForgetRequest(scope=""), "scope: must not be empty"),
+    ("Fold", pb.FoldRequest(scope="u", into_memory_id="a"), "from_memory_ids: must name"),
+    (
+        "Fold",
+        pb.FoldRequest(scope="u", into_memory_id="a", from_memory_ids=["b", "a"]),
+        "from_memory_ids: must not contain into_memory_id",
+    ),
+    ("MarkPending", pb.MarkPendingRequest(scope="u", memory_id=""), "memory_id: must not be"),
+    (
+        "MarkPending",
+        pb.MarkPendingRequest(scope="u", memory_id="m", reason="r" * 513),
+        "reason: 513 characters",
+    ),
+    ("ClaimPending", pb.ClaimPendingRequest(limit=0, lease_seconds=1), "limit: must be 1..1000"),
+    ("ClaimPending", pb.ClaimPendingRequest(limit=1, lease_seconds=0), "lease_seconds: must be"),
+    (
+        "ClaimPending",
+        pb.ClaimPendingRequest(limit=1, lease_seconds=math.nan),
+        "lease_seconds: must be",
+    ),
+    ("ResolvePending", pb.ResolvePendingRequest(), "memory_ids: must name"),
     (
         "Reinforce",
         _with_unknown_field(pb.ReinforceRequest(memory_id="m", scope="u")),

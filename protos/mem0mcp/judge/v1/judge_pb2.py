@@ -22,29 +22,40 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from mem0mcp.limits.v1 import limits_pb2 as mem0mcp_dot_limits_dot_v1_dot_limits__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cmem0mcp/judge/v1/judge.proto\x12\x10mem0mcp.judge.v1\"3\n\x10\x43ompareCandidate\x12\x11\n\tmemory_id\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\"V\n\x0e\x43ompareRequest\x12\x0c\n\x04\x66\x61\x63t\x18\x01 \x01(\t\x12\x36\n\ncandidates\x18\x02 \x03(\x0b\x32\".mem0mcp.judge.v1.CompareCandidate\"Z\n\tJudgement\x12\x11\n\tmemory_id\x18\x01 \x01(\t\x12*\n\x07verdict\x18\x02 \x01(\x0e\x32\x19.mem0mcp.judge.v1.Verdict\x12\x0e\n\x06reason\x18\x03 \x01(\t\"B\n\x0f\x43ompareResponse\x12/\n\njudgements\x18\x01 \x03(\x0b\x32\x1b.mem0mcp.judge.v1.Judgement\"\x1f\n\x0eRewriteRequest\x12\r\n\x05query\x18\x01 \x01(\t\"G\n\x0fRewriteResponse\x12\x11\n\tstatement\x18\x01 \x01(\t\x12\x11\n\trewritten\x18\x02 \x01(\x08\x12\x0e\n\x06\x63\x61\x63hed\x18\x03 \x01(\x08*c\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x10\n\x0cVERDICT_SAME\x10\x01\x12\x16\n\x12VERDICT_SUPERSEDES\x10\x02\x12\x15\n\x11VERDICT_UNRELATED\x10\x03\x32\xae\x01\n\x0cJudgeService\x12N\n\x07\x43ompare\x12 .mem0mcp.judge.v1.CompareRequest\x1a!.mem0mcp.judge.v1.CompareResponse\x12N\n\x07Rewrite\x12 .mem0mcp.judge.v1.RewriteRequest\x1a!.mem0mcp.judge.v1.RewriteResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cmem0mcp/judge/v1/judge.proto\x12\x10mem0mcp.judge.v1\x1a\x1emem0mcp/limits/v1/limits.proto\"B\n\x10\x43ompareCandidate\x12\x18\n\tmemory_id\x18\x01 \x01(\tB\x05\xc8\xf3\x18\x80\x01\x12\x14\n\x04text\x18\x02 \x01(\tB\x06\xc8\xf3\x18\xa0\x9c\x01\"d\n\x0e\x43ompareRequest\x12\x14\n\x04\x66\x61\x63t\x18\x01 \x01(\tB\x06\xc8\xf3\x18\xa0\x9c\x01\x12<\n\ncandidates\x18\x02 \x03(\x0b\x32\".mem0mcp.judge.v1.CompareCandidateB\x04\xd0\xf3\x18 \"Z\n\tJudgement\x12\x11\n\tmemory_id\x18\x01 \x01(\t\x12*\n\x07verdict\x18\x02 \x01(\x0e\x32\x19.mem0mcp.judge.v1.Verdict\x12\x0e\n\x06reason\x18\x03 \x01(\t\"B\n\x0f\x43ompareResponse\x12/\n\njudgements\x18\x01 \x03(\x0b\x32\x1b.mem0mcp.judge.v1.Judgement\"\'\n\x0eRewriteRequest\x12\x15\n\x05query\x18\x01 \x01(\tB\x06\xc8\xf3\x18\xa0\x9c\x01\"G\n\x0fRewriteResponse\x12\x11\n\tstatement\x18\x01 \x01(\t\x12\x11\n\trewritten\x18\x02 \x01(\x08\x12\x0e\n\x06\x63\x61\x63hed\x18\x03 \x01(\x08*c\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x10\n\x0cVERDICT_SAME\x10\x01\x12\x16\n\x12VERDICT_SUPERSEDES\x10\x02\x12\x15\n\x11VERDICT_UNRELATED\x10\x03\x32\xae\x01\n\x0cJudgeService\x12N\n\x07\x43ompare\x12 .mem0mcp.judge.v1.CompareRequest\x1a!.mem0mcp.judge.v1.CompareResponse\x12N\n\x07Rewrite\x12 .mem0mcp.judge.v1.RewriteRequest\x1a!.mem0mcp.judge.v1.RewriteResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mem0mcp.judge.v1.judge_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_VERDICT']._serialized_start=457
-  _globals['_VERDICT']._serialized_end=556
-  _globals['_COMPARECANDIDATE']._serialized_start=50
-  _globals['_COMPARECANDIDATE']._serialized_end=101
-  _globals['_COMPAREREQUEST']._serialized_start=103
-  _globals['_COMPAREREQUEST']._serialized_end=189
-  _globals['_JUDGEMENT']._serialized_start=191
-  _globals['_JUDGEMENT']._serialized_end=281
-  _globals['_COMPARERESPONSE']._serialized_start=283
-  _globals['_COMPARERESPONSE']._serialized_end=349
-  _globals['_REWRITEREQUEST']._serialized_start=351
-  _globals['_REWRITEREQUEST']._serialized_end=382
-  _globals['_REWRITERESPONSE']._serialized_start=384
-  _globals['_REWRITERESPONSE']._serialized_end=455
-  _globals['_JUDGESERVICE']._serialized_start=559
-  _globals['_JUDGESERVICE']._serialized_end=733
+  _globals['_COMPARECANDIDATE'].fields_by_name['memory_id']._loaded_options = None
+  _globals['_COMPARECANDIDATE'].fields_by_name['memory_id']._serialized_options = b'\310\363\030\200\001'
+  _globals['_COMPARECANDIDATE'].fields_by_name['text']._loaded_options = None
+  _globals['_COMPARECANDIDATE'].fields_by_name['text']._serialized_options = b'\310\363\030\240\234\001'
+  _globals['_COMPAREREQUEST'].fields_by_name['fact']._loaded_options = None
+  _globals['_COMPAREREQUEST'].fields_by_name['fact']._serialized_options = b'\310\363\030\240\234\001'
+  _globals['_COMPAREREQUEST'].fields_by_name['candidates']._loaded_options = None
+  _globals['_COMPAREREQUEST'].fields_by_name['candidates']._serialized_options = b'\320\363\030 '
+  _globals['_REWRITEREQUEST'].fields_by_name['query']._loaded_options = None
+  _globals['_REWRITEREQUEST'].fields_by_name['query']._serialized_options = b'\310\363\030\240\234\001'
+  _globals['_VERDICT']._serialized_start=526
+  _globals['_VERDICT']._serialized_end=625
+  _globals['_COMPARECANDIDATE']._serialized_start=82
+  _globals['_COMPARECANDIDATE']._serialized_end=148
+  _globals['_COMPAREREQUEST']._serialized_start=150
+  _globals['_COMPAREREQUEST']._serialized_end=250
+  _globals['_JUDGEMENT']._serialized_start=252
+  _globals['_JUDGEMENT']._serialized_end=342
+  _globals['_COMPARERESPONSE']._serialized_start=344
+  _globals['_COMPARERESPONSE']._serialized_end=410
+  _globals['_REWRITEREQUEST']._serialized_start=412
+  _globals['_REWRITEREQUEST']._serialized_end=451
+  _globals['_REWRITERESPONSE']._serialized_start=453
+  _globals['_REWRITERESPONSE']._serialized_end=524
+  _globals['_JUDGESERVICE']._serialized_start=628
+  _globals['_JUDGESERVICE']._serialized_end=802
 # @@protoc_insertion_point(module_scope)

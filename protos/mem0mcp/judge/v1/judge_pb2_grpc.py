@@ -50,9 +50,9 @@ class JudgeServiceServicer:
     """Missing associated documentation comment in .proto file."""
 
     def Compare(self, request, context):
-        """One verdict per candidate memory for a new fact, from a single LLM call. At most
-        JUDGE_MAX_CANDIDATES candidates (default 32); fact and texts non-blank, at most
-        JUDGE_MAX_TEXT_CHARS characters each (default 4000); memory ids non-empty and unique.
+        """One verdict per candidate memory for a new fact, from a single LLM call. Fact and texts
+        non-blank and within the `max_chars` of their fields, at most `max_items` candidates,
+        memory ids non-empty and unique.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

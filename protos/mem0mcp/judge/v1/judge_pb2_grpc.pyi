@@ -39,9 +39,9 @@ class JudgeServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> JudgeServiceAsyncStub: ...
     Compare: _grpc.UnaryUnaryMultiCallable[_judge_pb2.CompareRequest, _judge_pb2.CompareResponse]
-    """One verdict per candidate memory for a new fact, from a single LLM call. At most
-    JUDGE_MAX_CANDIDATES candidates (default 32); fact and texts non-blank, at most
-    JUDGE_MAX_TEXT_CHARS characters each (default 4000); memory ids non-empty and unique.
+    """One verdict per candidate memory for a new fact, from a single LLM call. Fact and texts
+    non-blank and within the `max_chars` of their fields, at most `max_items` candidates,
+    memory ids non-empty and unique.
     """
     Rewrite: _grpc.UnaryUnaryMultiCallable[_judge_pb2.RewriteRequest, _judge_pb2.RewriteResponse]
     """Turn a question-style query into a short declarative statement (HyDE-lite). A query that is
@@ -53,9 +53,9 @@ class JudgeServiceStub:
 class JudgeServiceAsyncStub(JudgeServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     Compare: _aio.UnaryUnaryMultiCallable[_judge_pb2.CompareRequest, _judge_pb2.CompareResponse]  # type: ignore[assignment]
-    """One verdict per candidate memory for a new fact, from a single LLM call. At most
-    JUDGE_MAX_CANDIDATES candidates (default 32); fact and texts non-blank, at most
-    JUDGE_MAX_TEXT_CHARS characters each (default 4000); memory ids non-empty and unique.
+    """One verdict per candidate memory for a new fact, from a single LLM call. Fact and texts
+    non-blank and within the `max_chars` of their fields, at most `max_items` candidates,
+    memory ids non-empty and unique.
     """
     Rewrite: _aio.UnaryUnaryMultiCallable[_judge_pb2.RewriteRequest, _judge_pb2.RewriteResponse]  # type: ignore[assignment]
     """Turn a question-style query into a short declarative statement (HyDE-lite). A query that is
@@ -70,9 +70,9 @@ class JudgeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _judge_pb2.CompareRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_judge_pb2.CompareResponse, _abc.Awaitable[_judge_pb2.CompareResponse]]:
-        """One verdict per candidate memory for a new fact, from a single LLM call. At most
-        JUDGE_MAX_CANDIDATES candidates (default 32); fact and texts non-blank, at most
-        JUDGE_MAX_TEXT_CHARS characters each (default 4000); memory ids non-empty and unique.
+        """One verdict per candidate memory for a new fact, from a single LLM call. Fact and texts
+        non-blank and within the `max_chars` of their fields, at most `max_items` candidates,
+        memory ids non-empty and unique.
         """
 
     @_abc_1.abstractmethod

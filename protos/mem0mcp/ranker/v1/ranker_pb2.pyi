@@ -29,9 +29,11 @@ class CheckDuplicateRequest(_message.Message):
     SCOPE_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
     scope: _builtins.str
-    """Opaque, non-empty, at most RANKER_MAX_SCOPE_LENGTH characters (e.g. "user:u/run:r")."""
+    """Opaque and non-empty (e.g. "user/run")."""
     text: _builtins.str
-    """Compared after NFKC, casefold and whitespace collapsing; only its SHA-256 is stored."""
+    """Compared after `mem0mcp.contract.normalise_text` (NFC, whitespace collapsed and trimmed:
+    nothing that could change a meaning); only its SHA-256 is stored.
+    """
     def __init__(
         self,
         *,
@@ -80,19 +82,25 @@ class RecordStoredRequest(_message.Message):
     SCOPE_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
     MEMORY_ID_FIELD_NUMBER: _builtins.int
+    REPLACES_FIELD_NUMBER: _builtins.int
     scope: _builtins.str
     text: _builtins.str
     memory_id: _builtins.str
+    replaces: _builtins.bool
+    """The memory's text changed to `text`: its other dedupe records go in the same transaction,
+    so no record vouches for a text the memory no longer holds.
+    """
     def __init__(
         self,
         *,
         scope: _builtins.str = ...,
         text: _builtins.str = ...,
         memory_id: _builtins.str = ...,
+        replaces: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory_id", b"memory_id", "scope", b"scope", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory_id", b"memory_id", "replaces", b"replaces", "scope", b"scope", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -175,8 +183,9 @@ class Candidate(_message.Message):
     similarity: _builtins.float
     """mem0's score for this hit, in [0, 1]."""
     created_at: _builtins.str
-    """RFC 3339 ("Z", an offset, or naive = UTC); created_at is required, updated_at may be
-    empty when mem0 never updated the memory.
+    """RFC 3339 ("Z", an offset, or naive = UTC); either may be empty. The newer of the two is
+    the memory's last activity; with neither, its age is unknown and its recency factor is 1
+    (no evidence that it is stale), rather than failing the whole rerank.
     """
     updated_at: _builtins.str
     def __init__(
@@ -204,9 +213,7 @@ class RerankRequest(_message.Message):
     limit: _builtins.int
     """Maximum results to return; 0 means all candidates."""
     @_builtins.property
-    def candidates(self) -> _containers.RepeatedCompositeFieldContainer[Global___Candidate]:
-        """At most RANKER_MAX_CANDIDATES (default 1000); more is INVALID_ARGUMENT."""
-
+    def candidates(self) -> _containers.RepeatedCompositeFieldContainer[Global___Candidate]: ...
     def __init__(
         self,
         *,
@@ -336,21 +343,230 @@ class ForgetResponse(_message.Message):
 
     MENTION_ROWS_DELETED_FIELD_NUMBER: _builtins.int
     DEDUPE_ROWS_DELETED_FIELD_NUMBER: _builtins.int
+    PENDING_ROWS_DELETED_FIELD_NUMBER: _builtins.int
     mention_rows_deleted: _builtins.int
     dedupe_rows_deleted: _builtins.int
+    pending_rows_deleted: _builtins.int
     def __init__(
         self,
         *,
         mention_rows_deleted: _builtins.int = ...,
         dedupe_rows_deleted: _builtins.int = ...,
+        pending_rows_deleted: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dedupe_rows_deleted", b"dedupe_rows_deleted", "mention_rows_deleted", b"mention_rows_deleted"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dedupe_rows_deleted", b"dedupe_rows_deleted", "mention_rows_deleted", b"mention_rows_deleted", "pending_rows_deleted", b"pending_rows_deleted"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ForgetResponse: _TypeAlias = ForgetResponse  # noqa: Y015
+
+@_typing.final
+class FoldRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCOPE_FIELD_NUMBER: _builtins.int
+    INTO_MEMORY_ID_FIELD_NUMBER: _builtins.int
+    FROM_MEMORY_IDS_FIELD_NUMBER: _builtins.int
+    scope: _builtins.str
+    into_memory_id: _builtins.str
+    """The memory that stays."""
+    @_builtins.property
+    def from_memory_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The memories removed in its favour; none may equal `into_memory_id`."""
+
+    def __init__(
+        self,
+        *,
+        scope: _builtins.str = ...,
+        into_memory_id: _builtins.str = ...,
+        from_memory_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_memory_ids", b"from_memory_ids", "into_memory_id", b"into_memory_id", "scope", b"scope"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FoldRequest: _TypeAlias = FoldRequest  # noqa: Y015
+
+@_typing.final
+class FoldResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MENTIONS_FIELD_NUMBER: _builtins.int
+    mentions: _builtins.int
+    """The survivor's mention count after the fold."""
+    def __init__(
+        self,
+        *,
+        mentions: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["mentions", b"mentions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FoldResponse: _TypeAlias = FoldResponse  # noqa: Y015
+
+@_typing.final
+class MarkPendingRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCOPE_FIELD_NUMBER: _builtins.int
+    MEMORY_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    scope: _builtins.str
+    memory_id: _builtins.str
+    reason: _builtins.str
+    """Why no verdict was reached (e.g. "judge unavailable"), for operators."""
+    def __init__(
+        self,
+        *,
+        scope: _builtins.str = ...,
+        memory_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory_id", b"memory_id", "reason", b"reason", "scope", b"scope"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MarkPendingRequest: _TypeAlias = MarkPendingRequest  # noqa: Y015
+
+@_typing.final
+class MarkPendingResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MarkPendingResponse: _TypeAlias = MarkPendingResponse  # noqa: Y015
+
+@_typing.final
+class ClaimPendingRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LIMIT_FIELD_NUMBER: _builtins.int
+    LEASE_SECONDS_FIELD_NUMBER: _builtins.int
+    limit: _builtins.int
+    """1..1000."""
+    lease_seconds: _builtins.float
+    """How long the claimer may take before another one may claim the same memories; > 0."""
+    def __init__(
+        self,
+        *,
+        limit: _builtins.int = ...,
+        lease_seconds: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lease_seconds", b"lease_seconds", "limit", b"limit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClaimPendingRequest: _TypeAlias = ClaimPendingRequest  # noqa: Y015
+
+@_typing.final
+class PendingMemory(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCOPE_FIELD_NUMBER: _builtins.int
+    MEMORY_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MARKED_AT_FIELD_NUMBER: _builtins.int
+    ATTEMPTS_FIELD_NUMBER: _builtins.int
+    scope: _builtins.str
+    memory_id: _builtins.str
+    reason: _builtins.str
+    marked_at: _builtins.str
+    """RFC 3339 time it was marked."""
+    attempts: _builtins.int
+    """Claims so far, this one included."""
+    def __init__(
+        self,
+        *,
+        scope: _builtins.str = ...,
+        memory_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        marked_at: _builtins.str = ...,
+        attempts: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempts", b"attempts", "marked_at", b"marked_at", "memory_id", b"memory_id", "reason", b"reason", "scope", b"scope"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PendingMemory: _TypeAlias = PendingMemory  # noqa: Y015
+
+@_typing.final
+class ClaimPendingResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PENDING_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def pending(self) -> _containers.RepeatedCompositeFieldContainer[Global___PendingMemory]: ...
+    def __init__(
+        self,
+        *,
+        pending: _abc.Iterable[Global___PendingMemory] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pending", b"pending"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClaimPendingResponse: _TypeAlias = ClaimPendingResponse  # noqa: Y015
+
+@_typing.final
+class ResolvePendingRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORY_IDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def memory_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        memory_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory_ids", b"memory_ids"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResolvePendingRequest: _TypeAlias = ResolvePendingRequest  # noqa: Y015
+
+@_typing.final
+class ResolvePendingResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESOLVED_FIELD_NUMBER: _builtins.int
+    resolved: _builtins.int
+    def __init__(
+        self,
+        *,
+        resolved: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["resolved", b"resolved"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResolvePendingResponse: _TypeAlias = ResolvePendingResponse  # noqa: Y015
 
 @_typing.final
 class GetStatsRequest(_message.Message):
@@ -375,11 +591,14 @@ class GetStatsResponse(_message.Message):
     TOTAL_MENTIONS_FIELD_NUMBER: _builtins.int
     DEDUPE_ROWS_FIELD_NUMBER: _builtins.int
     DEDUPE_HITS_FIELD_NUMBER: _builtins.int
+    PENDING_ROWS_FIELD_NUMBER: _builtins.int
     mention_rows: _builtins.int
     total_mentions: _builtins.int
     dedupe_rows: _builtins.int
     dedupe_hits: _builtins.int
     """CheckDuplicate calls that found a duplicate, since the database was created."""
+    pending_rows: _builtins.int
+    """Memories stored without a verdict and not reconciled yet."""
     def __init__(
         self,
         *,
@@ -387,10 +606,11 @@ class GetStatsResponse(_message.Message):
         total_mentions: _builtins.int = ...,
         dedupe_rows: _builtins.int = ...,
         dedupe_hits: _builtins.int = ...,
+        pending_rows: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dedupe_hits", b"dedupe_hits", "dedupe_rows", b"dedupe_rows", "mention_rows", b"mention_rows", "total_mentions", b"total_mentions"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dedupe_hits", b"dedupe_hits", "dedupe_rows", b"dedupe_rows", "mention_rows", b"mention_rows", "pending_rows", b"pending_rows", "total_mentions", b"total_mentions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -59,6 +59,26 @@ class RankerServiceStub:
                 request_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ForgetRequest.SerializeToString,
                 response_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ForgetResponse.FromString,
                 _registered_method=True)
+        self.Fold = channel.unary_unary(
+                '/mem0mcp.ranker.v1.RankerService/Fold',
+                request_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.FoldRequest.SerializeToString,
+                response_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.FoldResponse.FromString,
+                _registered_method=True)
+        self.MarkPending = channel.unary_unary(
+                '/mem0mcp.ranker.v1.RankerService/MarkPending',
+                request_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.MarkPendingRequest.SerializeToString,
+                response_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.MarkPendingResponse.FromString,
+                _registered_method=True)
+        self.ClaimPending = channel.unary_unary(
+                '/mem0mcp.ranker.v1.RankerService/ClaimPending',
+                request_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ClaimPendingRequest.SerializeToString,
+                response_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ClaimPendingResponse.FromString,
+                _registered_method=True)
+        self.ResolvePending = channel.unary_unary(
+                '/mem0mcp.ranker.v1.RankerService/ResolvePending',
+                request_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ResolvePendingRequest.SerializeToString,
+                response_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ResolvePendingResponse.FromString,
+                _registered_method=True)
         self.GetStats = channel.unary_unary(
                 '/mem0mcp.ranker.v1.RankerService/GetStats',
                 request_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.GetStatsRequest.SerializeToString,
@@ -104,6 +124,37 @@ class RankerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Fold(self, request, context):
+        """Memories merged into one (the others removed from mem0): carry their mentions over to the
+        survivor and drop their records, in one transaction.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def MarkPending(self, request, context):
+        """Remember that a memory was stored without a verdict (judge down, over budget), so that it
+        is reconciled later; durable, shared by every bridge replica.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ClaimPending(self, request, context):
+        """Lease up to `limit` pending memories, oldest first, to one reconciler for `lease_seconds`;
+        a lease that runs out (its bridge died) makes the memory claimable again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResolvePending(self, request, context):
+        """The pending memories were reconciled (or are gone): forget that they were pending.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetStats(self, request, context):
         """Counters for operators.
         """
@@ -138,6 +189,26 @@ def add_RankerServiceServicer_to_server(servicer, server):
                     servicer.Forget,
                     request_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ForgetRequest.FromString,
                     response_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ForgetResponse.SerializeToString,
+            ),
+            'Fold': grpc.unary_unary_rpc_method_handler(
+                    servicer.Fold,
+                    request_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.FoldRequest.FromString,
+                    response_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.FoldResponse.SerializeToString,
+            ),
+            'MarkPending': grpc.unary_unary_rpc_method_handler(
+                    servicer.MarkPending,
+                    request_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.MarkPendingRequest.FromString,
+                    response_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.MarkPendingResponse.SerializeToString,
+            ),
+            'ClaimPending': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClaimPending,
+                    request_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ClaimPendingRequest.FromString,
+                    response_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ClaimPendingResponse.SerializeToString,
+            ),
+            'ResolvePending': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolvePending,
+                    request_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ResolvePendingRequest.FromString,
+                    response_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ResolvePendingResponse.SerializeToString,
             ),
             'GetStats': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStats,
@@ -280,6 +351,114 @@ class RankerService:
             '/mem0mcp.ranker.v1.RankerService/Forget',
             mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ForgetRequest.SerializeToString,
             mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ForgetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Fold(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mem0mcp.ranker.v1.RankerService/Fold',
+            mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.FoldRequest.SerializeToString,
+            mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.FoldResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MarkPending(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mem0mcp.ranker.v1.RankerService/MarkPending',
+            mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.MarkPendingRequest.SerializeToString,
+            mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.MarkPendingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClaimPending(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mem0mcp.ranker.v1.RankerService/ClaimPending',
+            mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ClaimPendingRequest.SerializeToString,
+            mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ClaimPendingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolvePending(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mem0mcp.ranker.v1.RankerService/ResolvePending',
+            mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ResolvePendingRequest.SerializeToString,
+            mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ResolvePendingResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -45,6 +45,20 @@ class RankerServiceStub:
     """Score candidates by similarity, mentions and recency; return the best `limit`."""
     Forget: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.ForgetRequest, _ranker_pb2.ForgetResponse]
     """Drop the records of deleted memories."""
+    Fold: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.FoldRequest, _ranker_pb2.FoldResponse]
+    """Memories merged into one (the others removed from mem0): carry their mentions over to the
+    survivor and drop their records, in one transaction.
+    """
+    MarkPending: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.MarkPendingRequest, _ranker_pb2.MarkPendingResponse]
+    """Remember that a memory was stored without a verdict (judge down, over budget), so that it
+    is reconciled later; durable, shared by every bridge replica.
+    """
+    ClaimPending: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.ClaimPendingRequest, _ranker_pb2.ClaimPendingResponse]
+    """Lease up to `limit` pending memories, oldest first, to one reconciler for `lease_seconds`;
+    a lease that runs out (its bridge died) makes the memory claimable again.
+    """
+    ResolvePending: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.ResolvePendingRequest, _ranker_pb2.ResolvePendingResponse]
+    """The pending memories were reconciled (or are gone): forget that they were pending."""
     GetStats: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.GetStatsRequest, _ranker_pb2.GetStatsResponse]
     """Counters for operators."""
 
@@ -61,6 +75,20 @@ class RankerServiceAsyncStub(RankerServiceStub):
     """Score candidates by similarity, mentions and recency; return the best `limit`."""
     Forget: _aio.UnaryUnaryMultiCallable[_ranker_pb2.ForgetRequest, _ranker_pb2.ForgetResponse]  # type: ignore[assignment]
     """Drop the records of deleted memories."""
+    Fold: _aio.UnaryUnaryMultiCallable[_ranker_pb2.FoldRequest, _ranker_pb2.FoldResponse]  # type: ignore[assignment]
+    """Memories merged into one (the others removed from mem0): carry their mentions over to the
+    survivor and drop their records, in one transaction.
+    """
+    MarkPending: _aio.UnaryUnaryMultiCallable[_ranker_pb2.MarkPendingRequest, _ranker_pb2.MarkPendingResponse]  # type: ignore[assignment]
+    """Remember that a memory was stored without a verdict (judge down, over budget), so that it
+    is reconciled later; durable, shared by every bridge replica.
+    """
+    ClaimPending: _aio.UnaryUnaryMultiCallable[_ranker_pb2.ClaimPendingRequest, _ranker_pb2.ClaimPendingResponse]  # type: ignore[assignment]
+    """Lease up to `limit` pending memories, oldest first, to one reconciler for `lease_seconds`;
+    a lease that runs out (its bridge died) makes the memory claimable again.
+    """
+    ResolvePending: _aio.UnaryUnaryMultiCallable[_ranker_pb2.ResolvePendingRequest, _ranker_pb2.ResolvePendingResponse]  # type: ignore[assignment]
+    """The pending memories were reconciled (or are gone): forget that they were pending."""
     GetStats: _aio.UnaryUnaryMultiCallable[_ranker_pb2.GetStatsRequest, _ranker_pb2.GetStatsResponse]  # type: ignore[assignment]
     """Counters for operators."""
 
@@ -104,6 +132,44 @@ class RankerServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ranker_pb2.ForgetResponse, _abc.Awaitable[_ranker_pb2.ForgetResponse]]:
         """Drop the records of deleted memories."""
+
+    @_abc_1.abstractmethod
+    def Fold(
+        self,
+        request: _ranker_pb2.FoldRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ranker_pb2.FoldResponse, _abc.Awaitable[_ranker_pb2.FoldResponse]]:
+        """Memories merged into one (the others removed from mem0): carry their mentions over to the
+        survivor and drop their records, in one transaction.
+        """
+
+    @_abc_1.abstractmethod
+    def MarkPending(
+        self,
+        request: _ranker_pb2.MarkPendingRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ranker_pb2.MarkPendingResponse, _abc.Awaitable[_ranker_pb2.MarkPendingResponse]]:
+        """Remember that a memory was stored without a verdict (judge down, over budget), so that it
+        is reconciled later; durable, shared by every bridge replica.
+        """
+
+    @_abc_1.abstractmethod
+    def ClaimPending(
+        self,
+        request: _ranker_pb2.ClaimPendingRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ranker_pb2.ClaimPendingResponse, _abc.Awaitable[_ranker_pb2.ClaimPendingResponse]]:
+        """Lease up to `limit` pending memories, oldest first, to one reconciler for `lease_seconds`;
+        a lease that runs out (its bridge died) makes the memory claimable again.
+        """
+
+    @_abc_1.abstractmethod
+    def ResolvePending(
+        self,
+        request: _ranker_pb2.ResolvePendingRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ranker_pb2.ResolvePendingResponse, _abc.Awaitable[_ranker_pb2.ResolvePendingResponse]]:
+        """The pending memories were reconciled (or are gone): forget that they were pending."""
 
     @_abc_1.abstractmethod
     def GetStats(

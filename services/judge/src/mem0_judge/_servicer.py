@@ -113,7 +113,7 @@ class JudgeServicer(judge_pb2_grpc.JudgeServiceServicer):
         judgements = await self._judged(
             context,
             "compare",
-            lambda: check_compare(request, self._settings),
+            lambda: check_compare(request),
             lambda judge: judge.compare(
                 request.fact, [c.text for c in request.candidates], _deadline(context)
             ),
@@ -135,7 +135,7 @@ class JudgeServicer(judge_pb2_grpc.JudgeServiceServicer):
         rewrite = await self._judged(
             context,
             "rewrite",
-            lambda: check_rewrite(request, self._settings),
+            lambda: check_rewrite(request),
             lambda judge: judge.rewrite(request.query, _deadline(context)),
         )
         return judge_pb2.RewriteResponse(

@@ -83,14 +83,6 @@ class JudgeSettings(GrpcServiceSettings):
     cache_ttl_seconds: float = Field(
         default=3600.0, gt=0, description="How long a cached rewrite is reused."
     )
-    max_candidates: int = Field(
-        default=32, ge=1, le=256, description="Most candidate memories one Compare call accepts."
-    )
-    max_text_chars: int = Field(
-        default=4000,
-        ge=1,
-        description="Longest fact, candidate text or query accepted, in characters.",
-    )
 
     @field_validator("llm_base_url", "llm_model", "llm_api_key", mode="before")
     @classmethod

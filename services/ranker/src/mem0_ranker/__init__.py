@@ -1,6 +1,6 @@
 """mem0-ranker: mention counts, exact-content dedupe and mention + recency reranking over gRPC."""
 
-from mem0_ranker._content import content_key, normalise
+from mem0_ranker._content import content_key
 from mem0_ranker._scoring import Candidate, MentionRecord, Scored, ScoringParams, rank
 from mem0_ranker._service import SERVICE_NAME, RankerServicer, create_server, open_store
 from mem0_ranker._settings import RankerSettings
@@ -21,7 +21,6 @@ __all__ = [
     "StoredText",
     "content_key",
     "create_server",
-    "normalise",
     "open_store",
     "rank",
 ]

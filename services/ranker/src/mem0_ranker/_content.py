@@ -1,20 +1,15 @@
-"""What makes two texts "the same" for exact-content dedupe, and the key stored instead of the text.
+"""The key stored for a text instead of the text: exact-content dedupe keeps no memory content.
 
-Normalisation is deliberately shallow (NFKC, casefold, collapsed whitespace): it catches the
-same sentence sent twice with cosmetic differences, never a paraphrase; paraphrases are the
-judge's business. Only a SHA-256 of the normalised text is stored, so the ranker keeps no
-memory content.
+What counts as "the same text" is `mem0mcp.contract.normalise_text`, shared with the bridge, so
+both sides agree on which texts are duplicates; only a SHA-256 of that form is stored.
 """
 
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 
-
-def normalise(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+from mem0mcp.contract import normalise_text
 
 
 def content_key(text: str) -> str:
-    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
+    return hashlib.sha256(normalise_text(text).encode("utf-8")).hexdigest()

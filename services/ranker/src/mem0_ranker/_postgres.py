@@ -20,14 +20,17 @@ from psycopg_pool import AsyncConnectionPool
 from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._scoring import MentionRecord
 from mem0_ranker._store import (
+    RECORD_TABLES,
     STATS_QUERY,
     Forgotten,
     Migrations,
+    Pending,
     Reinforcement,
     SqlStore,
     Stats,
     StoredText,
     pending_migrations,
+    pending_table,
     scope_prefix_bounds,
 )
 
@@ -60,6 +63,7 @@ MIGRATIONS: Migrations = [
             "INSERT INTO ranker_counters (name, value) VALUES ('dedupe_hits', 0)",
         ],
     ),
+    (2, pending_table('text COLLATE "C"')),
 ]
 
 #: Replicas starting together serialise their migrations on this advisory lock key.
@@ -148,14 +152,88 @@ class PostgresStore(SqlStore):
             )
         return StoredText(memory_id=row[0], stored_at=row[1])
 
-    async def record_stored(self, scope: str, key: str, memory_id: str, now: float) -> None:
-        async with self._pool.connection() as conn:
+    async def record_stored(
+        self, scope: str, key: str, memory_id: str, now: float, *, replaces: bool = False
+    ) -> None:
+        async with self._pool.connection() as conn, conn.transaction():
+            if replaces:
+                await conn.execute(
+                    "DELETE FROM ranker_dedupe WHERE memory_id = %s"
+                    " AND NOT (scope = %s AND content_key = %s)",
+                    (memory_id, scope, key),
+                )
             await conn.execute(
                 "INSERT INTO ranker_dedupe (scope, content_key, memory_id, stored_at)"
                 " VALUES (%s, %s, %s, %s) ON CONFLICT (scope, content_key) DO UPDATE"
                 " SET memory_id = excluded.memory_id, stored_at = excluded.stored_at",
                 (scope, key, memory_id, now),
             )
+
+    async def fold(self, scope: str, into: str, others: Sequence[str], now: float) -> int:
+        ids = list(others)
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                # Lock the rows being folded, so a concurrent reinforcement of one of them
+                # either lands before (and is carried) or waits and finds it gone.
+                cur = await conn.execute(
+                    "SELECT coalesce(sum(mentions), 0), max(last_reinforced_at) FROM"
+                    " (SELECT mentions, last_reinforced_at FROM ranker_mentions"
+                    "  WHERE memory_id = ANY(%s) FOR UPDATE) AS folded",
+                    (ids,),
+                )
+                row = await cur.fetchone()
+                carried, last = row if row is not None else (0, None)
+                if carried:
+                    await conn.execute(
+                        "INSERT INTO ranker_mentions AS m"
+                        " (memory_id, scope, mentions, last_reinforced_at)"
+                        " VALUES (%s, %s, %s, %s) ON CONFLICT (memory_id) DO UPDATE"
+                        " SET mentions = m.mentions + excluded.mentions,"
+                        " last_reinforced_at ="
+                        " greatest(m.last_reinforced_at, excluded.last_reinforced_at)",
+                        (into, scope, carried, last),
+                    )
+                for table in RECORD_TABLES:
+                    await conn.execute(
+                        f"DELETE FROM {table} WHERE memory_id = ANY(%s)",  # noqa: S608 - fixed names
+                        (ids,),
+                    )
+                cur = await conn.execute(
+                    "SELECT mentions FROM ranker_mentions WHERE memory_id = %s", (into,)
+                )
+                found = await cur.fetchone()
+        finally:
+            self._forget_cached([into, *ids])
+        return int(found[0]) if found else 0
+
+    async def mark_pending(self, scope: str, memory_id: str, reason: str, now: float) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO ranker_pending"
+                " (memory_id, scope, reason, marked_at, leased_until, attempts)"
+                " VALUES (%s, %s, %s, %s, 0, 0) ON CONFLICT (memory_id) DO NOTHING",
+                (memory_id, scope, reason, now),
+            )
+
+    async def claim_pending(self, limit: int, lease_seconds: float, now: float) -> list[Pending]:
+        async with self._pool.connection() as conn:
+            # SKIP LOCKED: replicas claiming at once each take different memories.
+            cur = await conn.execute(
+                "UPDATE ranker_pending SET leased_until = %s, attempts = attempts + 1"
+                " WHERE memory_id IN (SELECT memory_id FROM ranker_pending"
+                " WHERE leased_until <= %s ORDER BY marked_at LIMIT %s FOR UPDATE SKIP LOCKED)"
+                " RETURNING scope, memory_id, reason, marked_at, attempts",
+                (now + lease_seconds, now, limit),
+            )
+            rows = await cur.fetchall()
+        return sorted((Pending(*row) for row in rows), key=lambda p: p.marked_at)
+
+    async def resolve_pending(self, memory_ids: Sequence[str]) -> int:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "DELETE FROM ranker_pending WHERE memory_id = ANY(%s)", (list(memory_ids),)
+            )
+        return cur.rowcount
 
     async def reinforce(
         self, memory_id: str, scope: str, now: float, debounce_seconds: float
@@ -192,24 +270,23 @@ class PostgresStore(SqlStore):
     async def _delete(
         self, where: str, params: Sequence[object], ids: Sequence[str] | None = None
     ) -> Forgotten:
-        """Delete matching rows of both tables; `ids` names the memories, None means unknown."""
+        """Delete matching rows of every record table; `ids` names the memories, None: unknown."""
+        counts = []
         try:
             async with self._pool.connection() as conn, conn.transaction():
-                mentions = await conn.execute(
-                    f"DELETE FROM ranker_mentions WHERE {where}",  # noqa: S608 - fixed clauses
-                    params,
-                )
-                dedupe = await conn.execute(
-                    f"DELETE FROM ranker_dedupe WHERE {where}",  # noqa: S608 - fixed clauses
-                    params,
-                )
+                for table in RECORD_TABLES:
+                    cursor = await conn.execute(
+                        f"DELETE FROM {table} WHERE {where}",  # noqa: S608 - fixed clauses
+                        params,
+                    )
+                    counts.append(cursor.rowcount)
         finally:  # even a failed delete may have committed: forgetting is always safe
             self._forget_cached(ids)
-        return Forgotten(mentions.rowcount, dedupe.rowcount)
+        return Forgotten(*counts)
 
     async def forget_memories(self, memory_ids: Sequence[str]) -> Forgotten:
         if not memory_ids:
-            return Forgotten(0, 0)
+            return Forgotten(0, 0, 0)
         return await self._delete("memory_id = ANY(%s)", (list(memory_ids),), memory_ids)
 
     async def forget_scope(self, scope: str) -> Forgotten:
@@ -225,7 +302,7 @@ class PostgresStore(SqlStore):
             row = await cur.fetchone()
         if row is None:
             raise RuntimeError("an aggregate query returned no row")
-        return Stats(int(row[0]), int(row[1]), int(row[2]), int(row[3]))
+        return Stats(*(int(value) for value in row))
 
     async def close(self) -> None:
         await self._pool.close()

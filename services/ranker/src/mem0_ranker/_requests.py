@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -18,7 +19,13 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from mem0_ranker._content import content_key
 from mem0_ranker._scoring import Columns
 from mem0_ranker._timestamps import cached_timestamp
+from mem0mcp import contract
 from mem0mcp.ranker.v1 import ranker_pb2
+
+#: The activity time of a candidate with no timestamp: never older than now, so recency is 1.
+UNKNOWN_AGE = math.inf
+#: A reconciler holding a lease longer than this is stuck, not slow.
+MAX_LEASE_SECONDS = 3600.0
 
 
 class InvalidArgument(ValueError):  # noqa: N818 - named after the gRPC status it becomes
@@ -27,10 +34,16 @@ class InvalidArgument(ValueError):  # noqa: N818 - named after the gRPC status i
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    max_candidates: int
-    max_id_length: int
-    max_scope_length: int
-    max_text_length: int
+    """The bounds the `.proto` files declare (`mem0mcp.contract`), shared with every service."""
+
+    max_candidates: int = contract.MAX_RERANK_CANDIDATES
+    max_id_length: int = contract.MAX_ID_CHARS
+    max_scope_length: int = contract.MAX_SCOPE_CHARS
+    max_text_length: int = contract.MAX_TEXT_CHARS
+    max_reason_length: int = contract.max_chars(ranker_pb2.MarkPendingRequest, "reason")
+
+
+LIMITS = Limits()
 
 
 @functools.cache
@@ -115,9 +128,8 @@ def _reject_candidate(
             f"candidates[{index}].similarity: must be a finite number >= 0, got {similarity!r}"
         )
     memory_id(c.memory_id, f"candidates[{index}].memory_id", limits)
-    if not c.created_at:
-        raise InvalidArgument(f"candidates[{index}].created_at: must not be empty")
-    _moment(c.created_at, index, "created_at")
+    if c.created_at:
+        _moment(c.created_at, index, "created_at")
     if c.updated_at:
         _moment(c.updated_at, index, "updated_at")
     raise AssertionError(f"candidates[{index}] was refused but has no bad field")
@@ -134,7 +146,7 @@ if not (
 
 def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
     """Every candidate checked (unknown fields included), with the newer of its two times as
-    epoch seconds.
+    epoch seconds (`UNKNOWN_AGE` when it has neither: recency then leaves its score alone).
 
     One flat loop that only tests (the common case is a valid request); the first refusal
     goes to `_reject_candidate`, which finds the field to name.
@@ -157,14 +169,15 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
         created = c.created_at
         updated = c.updated_at
         # The comparison chain is False for NaN, negatives and infinity alike.
-        if not (0.0 <= similarity < inf and id_ and len(id_) <= max_id and created) or len(
-            unknown(c)
-        ):
+        if not (0.0 <= similarity < inf and id_ and len(id_) <= max_id) or len(unknown(c)):
             _reject_candidate(request, index, c, limits)
         try:
-            activity = stamp(created)
-            if updated:
-                activity = max(activity, stamp(updated))
+            if created and updated:
+                activity = max(stamp(created), stamp(updated))
+            elif created or updated:
+                activity = stamp(created or updated)
+            else:
+                activity = UNKNOWN_AGE
         except ValueError:
             _reject_candidate(request, index, c, limits)
         add_id(id_)
@@ -173,12 +186,30 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
     return columns
 
 
-def forget_ids(request: ranker_pb2.ForgetRequest, limits: Limits) -> list[str]:
-    ids = request.memories.memory_ids
+def memory_ids(ids: Sequence[str], field: str, limits: Limits) -> list[str]:
+    """A non-empty list of ids, each checked, none repeated."""
     if not ids:
-        raise InvalidArgument("memories.memory_ids: must name at least one memory")
+        raise InvalidArgument(f"{field}: must name at least one memory")
     if len(ids) > limits.max_candidates:
+        raise InvalidArgument(f"{field}: {len(ids)} given, at most {limits.max_candidates} allowed")
+    return list(dict.fromkeys(memory_id(v, f"{field}[{i}]", limits) for i, v in enumerate(ids)))
+
+
+def reason(value: str, limits: Limits) -> str:
+    if len(value) > limits.max_reason_length:
         raise InvalidArgument(
-            f"memories.memory_ids: {len(ids)} given, at most {limits.max_candidates} allowed"
+            f"reason: {len(value)} characters, at most {limits.max_reason_length} allowed"
         )
-    return [memory_id(v, f"memories.memory_ids[{i}]", limits) for i, v in enumerate(ids)]
+    return value
+
+
+def claim(request: ranker_pb2.ClaimPendingRequest, limits: Limits) -> tuple[int, float]:
+    """The batch size and lease of a ClaimPending request."""
+    if not 1 <= request.limit <= limits.max_candidates:
+        raise InvalidArgument(f"limit: must be 1..{limits.max_candidates}, got {request.limit}")
+    lease = request.lease_seconds
+    if not (math.isfinite(lease) and 0 < lease <= MAX_LEASE_SECONDS):
+        raise InvalidArgument(
+            f"lease_seconds: must be in (0, {MAX_LEASE_SECONDS:g}], got {lease!r}"
+        )
+    return request.limit, lease

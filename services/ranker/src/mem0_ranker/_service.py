@@ -21,7 +21,7 @@ from google.protobuf.message import Message
 from mem0_common import GrpcServer, ServiceRegistration
 from mem0_ranker import _requests
 from mem0_ranker._mention_cache import MentionCache
-from mem0_ranker._requests import InvalidArgument, Limits
+from mem0_ranker._requests import LIMITS, InvalidArgument
 from mem0_ranker._scoring import ScoringParams, rank_columns
 from mem0_ranker._settings import RankerSettings
 from mem0_ranker._store import Forgotten, Store
@@ -80,7 +80,9 @@ def _checked_in_one_pass(handler: _Handler[_Req, _Resp]) -> _Handler[_Req, _Resp
 
 def _forgotten(result: Forgotten) -> ranker_pb2.ForgetResponse:
     return ranker_pb2.ForgetResponse(
-        mention_rows_deleted=result.mention_rows, dedupe_rows_deleted=result.dedupe_rows
+        mention_rows_deleted=result.mention_rows,
+        dedupe_rows_deleted=result.dedupe_rows,
+        pending_rows_deleted=result.pending_rows,
     )
 
 
@@ -97,12 +99,7 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
             half_life_days=settings.half_life_days,
             recency_floor=settings.recency_floor,
         )
-        self._limits = Limits(
-            max_candidates=settings.max_candidates,
-            max_id_length=settings.max_id_length,
-            max_scope_length=settings.max_scope_length,
-            max_text_length=settings.max_text_length,
-        )
+        self._limits = LIMITS
 
     @_checked
     async def CheckDuplicate(  # noqa: N802 - gRPC method name
@@ -124,7 +121,9 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
         scope = _requests.scope(request.scope, self._limits)
         key = _requests.text_key(request.text, self._limits)
         memory_id = _requests.memory_id(request.memory_id, "memory_id", self._limits)
-        await self._store.record_stored(scope, key, memory_id, self._clock())
+        await self._store.record_stored(
+            scope, key, memory_id, self._clock(), replaces=request.replaces
+        )
         return ranker_pb2.RecordStoredResponse()
 
     @_checked
@@ -167,9 +166,10 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
     ) -> ranker_pb2.ForgetResponse:
         target = request.WhichOneof("target")
         if target == "memories":
-            return _forgotten(
-                await self._store.forget_memories(_requests.forget_ids(request, self._limits))
+            ids = _requests.memory_ids(
+                request.memories.memory_ids, "memories.memory_ids", self._limits
             )
+            return _forgotten(await self._store.forget_memories(ids))
         if target == "scope":
             return _forgotten(
                 await self._store.forget_scope(_requests.scope(request.scope, self._limits))
@@ -181,6 +181,54 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
         raise InvalidArgument("target: set one of memories, scope or everything")
 
     @_checked
+    async def Fold(  # noqa: N802 - gRPC method name
+        self, request: ranker_pb2.FoldRequest, context: grpc.aio.ServicerContext
+    ) -> ranker_pb2.FoldResponse:
+        scope = _requests.scope(request.scope, self._limits)
+        into = _requests.memory_id(request.into_memory_id, "into_memory_id", self._limits)
+        others = _requests.memory_ids(request.from_memory_ids, "from_memory_ids", self._limits)
+        if into in others:
+            raise InvalidArgument("from_memory_ids: must not contain into_memory_id")
+        mentions = await self._store.fold(scope, into, others, self._clock())
+        return ranker_pb2.FoldResponse(mentions=mentions)
+
+    @_checked
+    async def MarkPending(  # noqa: N802 - gRPC method name
+        self, request: ranker_pb2.MarkPendingRequest, context: grpc.aio.ServicerContext
+    ) -> ranker_pb2.MarkPendingResponse:
+        scope = _requests.scope(request.scope, self._limits)
+        memory_id = _requests.memory_id(request.memory_id, "memory_id", self._limits)
+        reason = _requests.reason(request.reason, self._limits)
+        await self._store.mark_pending(scope, memory_id, reason, self._clock())
+        return ranker_pb2.MarkPendingResponse()
+
+    @_checked
+    async def ClaimPending(  # noqa: N802 - gRPC method name
+        self, request: ranker_pb2.ClaimPendingRequest, context: grpc.aio.ServicerContext
+    ) -> ranker_pb2.ClaimPendingResponse:
+        limit, lease = _requests.claim(request, self._limits)
+        claimed = await self._store.claim_pending(limit, lease, self._clock())
+        return ranker_pb2.ClaimPendingResponse(
+            pending=[
+                ranker_pb2.PendingMemory(
+                    scope=p.scope,
+                    memory_id=p.memory_id,
+                    reason=p.reason,
+                    marked_at=format_timestamp(p.marked_at),
+                    attempts=p.attempts,
+                )
+                for p in claimed
+            ]
+        )
+
+    @_checked
+    async def ResolvePending(  # noqa: N802 - gRPC method name
+        self, request: ranker_pb2.ResolvePendingRequest, context: grpc.aio.ServicerContext
+    ) -> ranker_pb2.ResolvePendingResponse:
+        ids = _requests.memory_ids(request.memory_ids, "memory_ids", self._limits)
+        return ranker_pb2.ResolvePendingResponse(resolved=await self._store.resolve_pending(ids))
+
+    @_checked
     async def GetStats(  # noqa: N802 - gRPC method name
         self, request: ranker_pb2.GetStatsRequest, context: grpc.aio.ServicerContext
     ) -> ranker_pb2.GetStatsResponse:
@@ -190,6 +238,7 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
             total_mentions=stats.total_mentions,
             dedupe_rows=stats.dedupe_rows,
             dedupe_hits=stats.dedupe_hits,
+            pending_rows=stats.pending_rows,
         )
 
 

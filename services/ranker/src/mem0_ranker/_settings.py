@@ -93,17 +93,3 @@ class RankerSettings(GrpcServiceSettings):
         le=1,
         description="Smallest recency factor: how much of its score a very old fact keeps.",
     )
-    max_candidates: int = Field(
-        default=1000, ge=1, description="Most candidates one Rerank call may carry."
-    )
-    max_id_length: int = Field(
-        default=128, ge=1, description="Longest accepted memory id, in characters."
-    )
-    max_scope_length: int = Field(
-        default=512, ge=1, description="Longest accepted scope, in characters."
-    )
-    max_text_length: int = Field(
-        default=65536,
-        ge=1,
-        description="Longest text CheckDuplicate/RecordStored accept, in characters.",
-    )

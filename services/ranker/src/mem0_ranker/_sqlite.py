@@ -14,22 +14,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import aiosqlite
 
 from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._scoring import MentionRecord
 from mem0_ranker._store import (
+    RECORD_TABLES,
     STATS_QUERY,
     Forgotten,
     Migrations,
+    Pending,
     Reinforcement,
     SqlStore,
     Stats,
     StoredText,
     pending_migrations,
+    pending_table,
     scope_prefix_bounds,
 )
 
@@ -60,9 +64,11 @@ MIGRATIONS: Migrations = [
             "INSERT INTO ranker_counters (name, value) VALUES ('dedupe_hits', 0)",
         ],
     ),
+    (2, pending_table("TEXT")),
 ]
 
 _MMAP_BYTES = 1 << 30
+_T = TypeVar("_T")
 
 #: One fixed statement (cached by SQLite) whose ids arrive as one JSON array; each id is then a
 #: primary-key search, so the cost does not grow with the table (a test checks the plan).
@@ -155,14 +161,109 @@ class SqliteStore(SqlStore):
             )
         return StoredText(memory_id=rows[0][0], stored_at=rows[0][1])
 
-    async def record_stored(self, scope: str, key: str, memory_id: str, now: float) -> None:
-        async with self._write_lock:
+    async def record_stored(
+        self, scope: str, key: str, memory_id: str, now: float, *, replaces: bool = False
+    ) -> None:
+        async def statements() -> None:
+            if replaces:
+                await self._writer.execute(
+                    "DELETE FROM ranker_dedupe WHERE memory_id = ?"
+                    " AND NOT (scope = ? AND content_key = ?)",
+                    (memory_id, scope, key),
+                )
             await self._writer.execute(
                 "INSERT INTO ranker_dedupe (scope, content_key, memory_id, stored_at)"
                 " VALUES (?, ?, ?, ?) ON CONFLICT (scope, content_key) DO UPDATE"
                 " SET memory_id = excluded.memory_id, stored_at = excluded.stored_at",
                 (scope, key, memory_id, now),
             )
+
+        await self._transaction(statements)
+
+    async def _transaction(self, statements: Callable[[], Awaitable[_T]]) -> _T:
+        """Run `statements` as one transaction on the writer, shielded from cancellation."""
+
+        async def run() -> _T:
+            async with self._write_lock:
+                await self._writer.execute("BEGIN IMMEDIATE")
+                try:
+                    result = await statements()
+                    await self._writer.execute("COMMIT")
+                except BaseException:
+                    await self._writer.execute("ROLLBACK")
+                    raise
+                return result
+
+        return await asyncio.shield(run())
+
+    async def fold(self, scope: str, into: str, others: Sequence[str], now: float) -> int:
+        ids = json.dumps(list(others))
+
+        async def statements() -> int:
+            rows = list(
+                await self._writer.execute_fetchall(
+                    "SELECT coalesce(sum(mentions), 0), max(last_reinforced_at)"
+                    " FROM ranker_mentions WHERE memory_id IN (SELECT value FROM json_each(?))",
+                    (ids,),
+                )
+            )
+            carried, last = rows[0]
+            if carried:
+                await self._writer.execute(
+                    "INSERT INTO ranker_mentions (memory_id, scope, mentions, last_reinforced_at)"
+                    " VALUES (?, ?, ?, ?) ON CONFLICT (memory_id) DO UPDATE"
+                    " SET mentions = mentions + excluded.mentions,"
+                    " last_reinforced_at = max(last_reinforced_at, excluded.last_reinforced_at)",
+                    (into, scope, carried, last),
+                )
+            for table in RECORD_TABLES:
+                await self._writer.execute(
+                    f"DELETE FROM {table} WHERE memory_id IN (SELECT value FROM json_each(?))",  # noqa: S608 - fixed names
+                    (ids,),
+                )
+            found = list(
+                await self._writer.execute_fetchall(
+                    "SELECT mentions FROM ranker_mentions WHERE memory_id = ?", (into,)
+                )
+            )
+            return int(found[0][0]) if found else 0
+
+        try:
+            return await self._transaction(statements)
+        finally:
+            self._forget_cached([into, *others])
+
+    async def mark_pending(self, scope: str, memory_id: str, reason: str, now: float) -> None:
+        async with self._write_lock:
+            await self._writer.execute(
+                "INSERT INTO ranker_pending"
+                " (memory_id, scope, reason, marked_at, leased_until, attempts)"
+                " VALUES (?, ?, ?, ?, 0, 0) ON CONFLICT (memory_id) DO NOTHING",
+                (memory_id, scope, reason, now),
+            )
+
+    async def claim_pending(self, limit: int, lease_seconds: float, now: float) -> list[Pending]:
+        async def statements() -> list[Pending]:
+            rows = list(
+                await self._writer.execute_fetchall(
+                    "UPDATE ranker_pending SET leased_until = ?, attempts = attempts + 1"
+                    " WHERE memory_id IN (SELECT memory_id FROM ranker_pending"
+                    " WHERE leased_until <= ? ORDER BY marked_at LIMIT ?)"
+                    " RETURNING scope, memory_id, reason, marked_at, attempts",
+                    (now + lease_seconds, now, limit),
+                )
+            )
+            return sorted((Pending(*row) for row in rows), key=lambda p: p.marked_at)
+
+        return await self._transaction(statements)
+
+    async def resolve_pending(self, memory_ids: Sequence[str]) -> int:
+        async with self._write_lock:
+            cursor = await self._writer.execute(
+                "DELETE FROM ranker_pending WHERE memory_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(memory_ids)),),
+            )
+        return cursor.rowcount
 
     async def reinforce(
         self, memory_id: str, scope: str, now: float, debounce_seconds: float
@@ -201,34 +302,26 @@ class SqliteStore(SqlStore):
     async def _delete(
         self, where: str, params: Sequence[object], ids: Sequence[str] | None = None
     ) -> Forgotten:
-        """Delete matching rows of both tables; `ids` names the memories, None means unknown."""
-        return await asyncio.shield(self._delete_and_forget(where, params, ids))
+        """Delete matching rows of every record table; `ids` names the memories, None: unknown."""
 
-    async def _delete_and_forget(
-        self, where: str, params: Sequence[object], ids: Sequence[str] | None
-    ) -> Forgotten:
-        async with self._write_lock:
-            await self._writer.execute("BEGIN IMMEDIATE")
-            try:
-                mentions = await self._writer.execute(
-                    f"DELETE FROM ranker_mentions WHERE {where}",  # noqa: S608 - fixed clauses
+        async def statements() -> Forgotten:
+            counts = []
+            for table in RECORD_TABLES:
+                cursor = await self._writer.execute(
+                    f"DELETE FROM {table} WHERE {where}",  # noqa: S608 - fixed clauses
                     params,
                 )
-                dedupe = await self._writer.execute(
-                    f"DELETE FROM ranker_dedupe WHERE {where}",  # noqa: S608 - fixed clauses
-                    params,
-                )
-                await self._writer.execute("COMMIT")
-            except BaseException:
-                await self._writer.execute("ROLLBACK")
-                raise
-            finally:  # even a failed delete may have committed: forgetting is always safe
-                self._forget_cached(ids)
-        return Forgotten(mentions.rowcount, dedupe.rowcount)
+                counts.append(cursor.rowcount)
+            return Forgotten(*counts)
+
+        try:
+            return await self._transaction(statements)
+        finally:  # even a failed delete may have committed: forgetting is always safe
+            self._forget_cached(ids)
 
     async def forget_memories(self, memory_ids: Sequence[str]) -> Forgotten:
         if not memory_ids:
-            return Forgotten(0, 0)
+            return Forgotten(0, 0, 0)
         return await self._delete(
             "memory_id IN (SELECT value FROM json_each(?))",
             (json.dumps(list(memory_ids)),),

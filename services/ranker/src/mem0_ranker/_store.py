@@ -22,8 +22,12 @@ STATS_QUERY = (
     "SELECT (SELECT count(*) FROM ranker_mentions),"
     " (SELECT coalesce(sum(mentions), 0) FROM ranker_mentions),"
     " (SELECT count(*) FROM ranker_dedupe),"
-    " (SELECT value FROM ranker_counters WHERE name = 'dedupe_hits')"
+    " (SELECT value FROM ranker_counters WHERE name = 'dedupe_hits'),"
+    " (SELECT count(*) FROM ranker_pending)"
 )
+
+#: The tables whose rows name a memory and a scope, which every forget clears alike.
+RECORD_TABLES = ("ranker_mentions", "ranker_dedupe", "ranker_pending")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +47,7 @@ class Reinforcement:
 class Forgotten:
     mention_rows: int
     dedupe_rows: int
+    pending_rows: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +56,35 @@ class Stats:
     total_mentions: int
     dedupe_rows: int
     dedupe_hits: int
+    pending_rows: int
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A memory stored without a verdict, leased to one reconciler at a time."""
+
+    scope: str
+    memory_id: str
+    reason: str
+    marked_at: float
+    attempts: int
+
+
+def pending_table(text: str) -> list[str]:
+    """Schema step 2 of both backends: memories awaiting a verdict. `text` is the dialect's
+    byte-ordered text type, so the nested-scope range delete is exact in both."""
+    return [
+        f"""CREATE TABLE ranker_pending (
+            memory_id {text} PRIMARY KEY,
+            scope {text} NOT NULL,
+            reason {text} NOT NULL,
+            marked_at DOUBLE PRECISION NOT NULL,
+            leased_until DOUBLE PRECISION NOT NULL,
+            attempts BIGINT NOT NULL
+        )""",
+        "CREATE INDEX ranker_pending_order ON ranker_pending (leased_until, marked_at)",
+        "CREATE INDEX ranker_pending_scope ON ranker_pending (scope)",
+    ]
 
 
 def scope_prefix_bounds(scope: str) -> tuple[str, str]:
@@ -75,8 +109,33 @@ class Store(abc.ABC):
         """The memory this text became if recorded at or after `since`; a hit is counted."""
 
     @abc.abstractmethod
-    async def record_stored(self, scope: str, key: str, memory_id: str, now: float) -> None:
-        """Remember (or refresh) that this text in this scope became `memory_id`."""
+    async def record_stored(
+        self, scope: str, key: str, memory_id: str, now: float, *, replaces: bool = False
+    ) -> None:
+        """Remember (or refresh) that this text in this scope became `memory_id`.
+
+        `replaces`: the memory's text changed to this one, so its other records go in the same
+        transaction (a record must never vouch for a text the memory no longer holds).
+        """
+
+    @abc.abstractmethod
+    async def fold(self, scope: str, into: str, others: Sequence[str], now: float) -> int:
+        """Add the mentions of `others` to `into` and drop every record of `others`, atomically.
+
+        Returns the survivor's mention count afterwards.
+        """
+
+    @abc.abstractmethod
+    async def mark_pending(self, scope: str, memory_id: str, reason: str, now: float) -> None:
+        """Remember that this memory awaits a verdict (a repeat mark changes nothing)."""
+
+    @abc.abstractmethod
+    async def claim_pending(self, limit: int, lease_seconds: float, now: float) -> list[Pending]:
+        """Lease up to `limit` unleased (or expired) pending memories, oldest first."""
+
+    @abc.abstractmethod
+    async def resolve_pending(self, memory_ids: Sequence[str]) -> int:
+        """Forget that these memories were pending; returns how many were."""
 
     @abc.abstractmethod
     async def reinforce(

@@ -51,6 +51,9 @@ def error_cause(message: str) -> str:
     """A failed call's cause, from the message the client got: `mem0` (the bridge's mem0 call
     failed), `client timeout`, `transport` (the HTTP connection to the bridge) or `other`."""
     lowered = message.lower()
+    # The MCP server wraps a tool's message: "Error executing tool memory_add: mem0 is ...".
+    if lowered.startswith("error executing tool "):
+        lowered = lowered.partition(": ")[2]
     if lowered.startswith("mem0 "):
         return "mem0"
     if lowered.startswith("no answer within"):

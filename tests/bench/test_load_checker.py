@@ -5,7 +5,10 @@ A gate is only as good as its checker, so each rule is pinned here on hand-made 
 
 from __future__ import annotations
 
+import pytest
+
 from bench.load.checker import Ack, FactSpec, Stored, Unacked, check
+from bench.load.workload import error_cause
 
 PORT = FactSpec("api/000", "api", ("dababa", "gukuda"))
 VERSION = FactSpec("web/001", "web", ("loroga", "nidola"))
@@ -150,3 +153,17 @@ def test_a_violation_describes_its_evidence() -> None:
     assert described["latest"] == "9000"
     assert described["stored"] == [{"id": "m1", "text": "The dababa gukuda port is 8080."}]
     assert [a["value"] for a in described["acks"]] == ["8080", "9000"]
+
+
+@pytest.mark.parametrize(
+    ("message", "cause"),
+    [
+        ("Error executing tool memory_add: mem0 is unreachable at http://x (ReadError)", "mem0"),
+        ("mem0 failed the add (HTTP 503); retry once", "mem0"),
+        ("no answer within 120 s", "client timeout"),
+        ("ReadError: peer closed connection", "transport"),
+        ("Error executing tool memory_add: text must not be empty.", "other"),
+    ],
+)
+def test_failed_calls_are_told_apart_by_cause(message: str, cause: str) -> None:
+    assert error_cause(message) == cause

@@ -96,11 +96,13 @@ def start_mem0_local(
     return ServiceProcess(["mem0-local"], env, ready_timeout=180)
 
 
-def start_ranker(db_path: Path, **settings: str) -> ServiceProcess:
+def start_ranker(db_path: Path, *, port: int = 0, **settings: str) -> ServiceProcess:
     """A ranker that counts every reinforcement (no debounce), so tests can build mentions;
-    `settings` adds or overrides `RANKER_*` variables."""
+    `port` 0 picks a free one (a fixed port restarts a killed ranker where the bridge expects
+    it), and `settings` adds or overrides `RANKER_*` variables."""
     return ranker_subprocess(
         **{
+            "RANKER_PORT": str(port),
             "RANKER_METRICS_PORT": "-1",
             "RANKER_DB_PATH": str(db_path),
             "RANKER_REINFORCE_DEBOUNCE_SECONDS": "0",
@@ -109,9 +111,10 @@ def start_ranker(db_path: Path, **settings: str) -> ServiceProcess:
     )
 
 
-def start_judge(llm: FakeLLM) -> ServiceProcess:
+def start_judge(llm: FakeLLM, *, port: int = 0) -> ServiceProcess:
+    """The judge on `llm`; `port` 0 picks a free one, a fixed one restarts a killed judge."""
     env = {
-        "JUDGE_PORT": "0",
+        "JUDGE_PORT": str(port),
         "JUDGE_METRICS_PORT": "-1",
         "JUDGE_LLM_BASE_URL": llm.base_url,
         "JUDGE_LLM_MODEL": "fake-model",

@@ -200,7 +200,8 @@ async def run_sweep(  # noqa: PLR0917 - one call site, each argument a different
         bridge_env = {k: str(v) for k, v in settings.items() if k.startswith("MEM0_")}
         progress(f"sweep point {i}/{len(points)}: {settings}")
         with start_ranker(
-            services.ranker_db, RANKER_TEST_CLOCK_FILE=str(services.clock.path), **ranker_env
+            services.ranker_db,
+            settings={"RANKER_TEST_CLOCK_FILE": str(services.clock.path), **ranker_env},
         ) as ranker:
             env = services.bridge_env(
                 user_id=user_id,

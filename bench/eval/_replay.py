@@ -130,7 +130,7 @@ def running_services(dataset: Dataset, judges: Sequence[str]) -> Iterator[Servic
         )
         ranker_db = work_dir / "ranker.sqlite3"
         ranker = stack.enter_context(
-            start_ranker(ranker_db, RANKER_TEST_CLOCK_FILE=str(clock.path))
+            start_ranker(ranker_db, settings={"RANKER_TEST_CLOCK_FILE": str(clock.path)})
         )
         addresses: dict[str, str] = {}
         if "fake" in judges:

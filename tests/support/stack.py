@@ -96,7 +96,9 @@ def start_mem0_local(
     return ServiceProcess(["mem0-local"], env, ready_timeout=180)
 
 
-def start_ranker(db_path: Path, *, port: int = 0, **settings: str) -> ServiceProcess:
+def start_ranker(
+    db_path: Path, *, port: int = 0, settings: Mapping[str, str] | None = None
+) -> ServiceProcess:
     """A ranker that counts every reinforcement (no debounce), so tests can build mentions;
     `port` 0 picks a free one (a fixed port restarts a killed ranker where the bridge expects
     it), and `settings` adds or overrides `RANKER_*` variables."""
@@ -106,7 +108,7 @@ def start_ranker(db_path: Path, *, port: int = 0, **settings: str) -> ServicePro
             "RANKER_METRICS_PORT": "-1",
             "RANKER_DB_PATH": str(db_path),
             "RANKER_REINFORCE_DEBOUNCE_SECONDS": "0",
-            **settings,
+            **(settings or {}),
         }
     )
 

@@ -75,9 +75,13 @@ class Reconciler:
         if isinstance(claimed, PeerFailure):
             return 0
         settled = 0
-        for pending in claimed:
+        for index, pending in enumerate(claimed):
             outcome = await self._reconcile(pending)
-            if outcome is None:  # no verdict now: the lease runs out and it is tried again
+            if outcome is None:  # no verdict now: hand the rest back, to be tried again
+                for unsettled in claimed[index:]:
+                    await core.ranker.mark_pending(
+                        unsettled.scope, unsettled.memory_id, unsettled.reason
+                    )
                 break
             RECONCILED.labels(outcome).inc()
             self.stats.outcomes[outcome] += 1

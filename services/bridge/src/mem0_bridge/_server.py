@@ -395,12 +395,14 @@ _TOOLS: list[tuple[Any, str, ToolAnnotations]] = [
     ),
     (
         memory_update,
-        "Rewrite one memory by id, keeping its id and history (see memory_history).",
+        "Rewrite one memory by id, keeping its id and history (see memory_history). Reaches the "
+        "project's and global's memories (pass project= for another project's); not pins.",
         ToolAnnotations(destructive_hint=True, idempotent_hint=True),
     ),
     (
         memory_delete,
-        "Delete one memory by id. There is no bulk delete.",
+        "Delete one memory by id (the project's or global's; pass project= for another "
+        "project's). Pins are removed with memory_unpin. There is no bulk delete.",
         ToolAnnotations(destructive_hint=True, idempotent_hint=True),
     ),
     (

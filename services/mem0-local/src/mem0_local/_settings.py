@@ -124,6 +124,14 @@ class Mem0LocalSettings(ServiceSettings):
         ),
     )
 
+    test_clock_file: Path | None = Field(
+        default=None,
+        description=(
+            "TEST ONLY, never in production: a file holding epoch seconds that mem0 stamps "
+            "memories with instead of the real time (benchmarks replay months in minutes)."
+        ),
+    )
+
     @field_validator("custom_instructions")
     @classmethod
     def _blank_instructions_are_none(cls, value: str | None) -> str | None:

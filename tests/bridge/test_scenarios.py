@@ -83,7 +83,7 @@ async def test_a_changed_fact_updates_the_old_memory(bridge: ServiceProcess) -> 
             client, "memory_add", text="We moved the API to port 9000.", project=project
         )
         found = await call(client, "memory_search", query="API port", project=project)
-        history = await call(client, "memory_history", memory_id=memory_id)
+        history = await call(client, "memory_history", memory_id=memory_id, project=project)
     assert (changed["action"], changed["memory_ids"]) == ("updated", [memory_id])
     assert [(hit["id"], hit["text"]) for hit in found["hits"]] == [
         (memory_id, "We moved the API to port 9000.")

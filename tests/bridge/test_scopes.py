@@ -68,7 +68,7 @@ def test_non_file_roots_name_no_project() -> None:
     assert project_from_roots(["https://example.test/repo"]) is None
 
 
-@pytest.mark.parametrize("name", ["global", "pins:alpha", "", "   ", "a\nb", "x" * 201])
+@pytest.mark.parametrize("name", ["global", "pins:alpha", "", "   ", "a\x00b", "x" * 201])
 def test_reserved_empty_or_odd_names_are_refused(name: str) -> None:
     with pytest.raises(BridgeError, match="project"):
         check_name(name, "project")

@@ -86,7 +86,8 @@ async def test_selftest_passes_every_step_on_the_full_stack(stack: Stack, llm: F
     assert report.ok, report.render()
     statuses = _statuses(report)
     assert statuses == dict.fromkeys(
-        ["mem0 reachable", "ranker reachable", "judge reachable", *REQUIRED[1:]], "PASS"
+        ["mem0 reachable", "ranker reachable", "judge reachable", "reconcile queue", *REQUIRED[1:]],
+        "PASS",
     )
 
 

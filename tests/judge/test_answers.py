@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mem0_judge import LLMBadAnswerError, extract_json_object, retry_after_seconds
-from mem0_judge._answers import parse_compare, parse_rewrite
+from mem0_judge._answers import compare_schema, parse_compare, parse_rewrite
 
 
 @pytest.mark.parametrize(
@@ -32,7 +32,7 @@ def test_an_answer_without_a_json_object_is_bad(content: str) -> None:
         extract_json_object(content)
 
 
-def _judgement(id_: int, verdict: str = "SAME", **extra: Any) -> dict[str, Any]:
+def _judgement(id_: int | str, verdict: str = "SAME", **extra: Any) -> dict[str, Any]:
     return {"id": id_, "verdict": verdict, "reason": "r", **extra}
 
 
@@ -41,13 +41,33 @@ def test_judgements_come_back_in_candidate_order() -> None:
     assert [j.verdict for j in parse_compare(answer, 2)] == ["SUPERSEDES", "UNRELATED"]
 
 
+def test_ids_written_as_strings_are_read_as_numbers() -> None:
+    # Seen with llama.cpp models: `"id": "1"`; rejecting it failed nearly every call.
+    answer = {"judgements": [_judgement(" 2 ", "UNRELATED"), _judgement("1", "SUPERSEDES")]}
+    assert [(j.id, j.verdict) for j in parse_compare(answer, 2)] == [
+        (1, "SUPERSEDES"),
+        (2, "UNRELATED"),
+    ]
+
+
+def test_the_compare_schema_pins_one_judgement_per_id_in_order() -> None:
+    schema = compare_schema(3)
+    array = schema["properties"]["judgements"]
+    assert (array["minItems"], array["maxItems"], array["items"]) == (3, 3, False)
+    assert [item["properties"]["id"]["enum"] for item in array["prefixItems"]] == [[1], [2], [3]]
+    verdicts = array["prefixItems"][0]["properties"]["verdict"]["enum"]
+    assert sorted(verdicts) == ["SAME", "SUPERSEDES", "UNRELATED"]
+
+
 @pytest.mark.parametrize(
     ("answer", "message"),
     [
         ({"judgements": [_judgement(1, "MAYBE")]}, "judgements.0.verdict"),
         ({"judgements": [_judgement(1, "same")]}, "judgements.0.verdict"),
         ({"judgements": [_judgement(1, extra="x")]}, "judgements.0.extra"),
-        ({"judgements": [{"id": "1", "verdict": "SAME"}]}, "judgements.0.id"),
+        ({"judgements": [{"id": "m1", "verdict": "SAME"}]}, "judgements.0.id"),
+        ({"judgements": [{"id": "1.5", "verdict": "SAME"}]}, "judgements.0.id"),
+        ({"judgements": [{"id": "0", "verdict": "SAME"}]}, "judgements.0.id"),
         ({"verdicts": []}, "judgements"),
         ({"judgements": [_judgement(1), _judgement(1)]}, "id 1 is repeated"),
         ({"judgements": [_judgement(1), _judgement(3)]}, "id 3 is not a memory id"),

@@ -74,9 +74,9 @@ async def test_the_request_carries_model_messages_and_json_mode() -> None:
     assert body["response_format"] == {"type": "json_object"}
 
 
-async def test_json_mode_off_and_no_key_send_neither() -> None:
+async def test_response_format_none_and_no_key_send_neither() -> None:
     handler, seen = _sequence(_completion("{}"))
-    client = _client(handler, json_mode=False)
+    client = _client(handler, response_format="none")
     await client.complete_json(MESSAGES, operation="compare")
     await client.close()
     assert "response_format" not in json.loads(seen[0].content)
@@ -178,3 +178,30 @@ async def test_calls_in_flight_never_exceed_the_concurrency_limit() -> None:
     await asyncio.gather(*(client.complete_json(MESSAGES, operation="x") for _ in range(12)))
     await client.close()
     assert peak == 3
+
+
+SCHEMA = {"type": "object", "properties": {"statement": {"type": "string"}}}
+
+
+@pytest.mark.parametrize(
+    ("response_format", "expected"),
+    [
+        ("json_object", {"type": "json_object"}),
+        # llama.cpp's server and llama-cpp-python: json_object carrying the schema (a grammar).
+        ("json_object_schema", {"type": "json_object", "schema": SCHEMA}),
+        (
+            "json_schema",
+            {"type": "json_schema", "json_schema": {"name": "answer", "schema": SCHEMA}},
+        ),
+    ],
+)
+async def test_the_schema_is_sent_in_the_configured_response_format(
+    response_format: str, expected: dict[str, object]
+) -> None:
+    handler, seen = _sequence(_completion("{}"))
+    client = _client(handler, response_format=response_format)
+    await client.complete_json(MESSAGES, operation="rewrite", schema=SCHEMA, max_tokens=64)
+    await client.close()
+    body = json.loads(seen[0].content)
+    assert body["response_format"] == expected
+    assert body["max_tokens"] == 64

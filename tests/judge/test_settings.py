@@ -24,7 +24,8 @@ def test_the_llm_variables_have_the_documented_names() -> None:
         "JUDGE_LLM_TIMEOUT_SECONDS",
         "JUDGE_LLM_MAX_RETRIES",
         "JUDGE_LLM_MAX_CONCURRENCY",
-        "JUDGE_LLM_JSON_MODE",
+        "JUDGE_LLM_RESPONSE_FORMAT",
+        "JUDGE_LLM_DEGRADED_AFTER_FAILURES",
         "JUDGE_PORT",
         "JUDGE_METRICS_PORT",
     ):
@@ -73,3 +74,16 @@ def test_the_first_seeds_rewrite_variables_configure_the_llm(
         "k",
     )
     assert settings.llm_configured
+
+
+def test_the_default_llm_timeout_outlasts_a_cpu_model_verdict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Seen with llama.cpp on 2 CPU cores: 8-11 s per verdict; the old 10 s default cut them off.
+    monkeypatch.delenv("JUDGE_LLM_TIMEOUT_SECONDS", raising=False)
+    assert JudgeSettings().llm_timeout_seconds > 11
+
+
+def test_an_unknown_response_format_is_rejected_naming_it() -> None:
+    with pytest.raises(ValidationError, match="llm_response_format"):
+        JudgeSettings(llm_response_format="grammar")  # type: ignore[arg-type]

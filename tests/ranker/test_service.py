@@ -271,6 +271,15 @@ async def test_pending_memories_are_claimed_oldest_first_and_leased(ranker: Rank
     assert again.pending[0].attempts == 2
 
 
+async def test_marking_a_claimed_memory_again_hands_it_back(ranker: Ranker) -> None:
+    await ranker.stub.MarkPending(pb.MarkPendingRequest(scope="u", memory_id="m", reason="r"))
+    claim = pb.ClaimPendingRequest(limit=5, lease_seconds=30)
+    assert [p.memory_id for p in (await ranker.stub.ClaimPending(claim)).pending] == ["m"]
+    await ranker.stub.MarkPending(pb.MarkPendingRequest(scope="u", memory_id="m", reason="r"))
+    again = await ranker.stub.ClaimPending(claim)
+    assert [(p.memory_id, p.attempts) for p in again.pending] == [("m", 2)]
+
+
 async def test_resolved_and_forgotten_memories_are_no_longer_pending(ranker: Ranker) -> None:
     for memory_id in ["a", "b", "c"]:
         await ranker.stub.MarkPending(pb.MarkPendingRequest(scope="u", memory_id=memory_id))

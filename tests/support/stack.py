@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +50,7 @@ class Stack:
             # helper degrade ever do; the budget tests set their own.
             "rewrite_budget_ms": 15_000,
             "ranker_timeout_seconds": 15.0,
+            "reset_token": RESET_TOKEN,
             **overrides,
         }
         return BridgeSettings.model_validate(values)
@@ -66,13 +67,19 @@ class Stack:
             "MEM0_SCOPE_KEY": settings.scope_key or "",
             "MEM0_REWRITE_BUDGET_MS": str(settings.rewrite_budget_ms),
             "MEM0_RANKER_TIMEOUT_SECONDS": str(settings.ranker_timeout_seconds),
+            "MEM0_RESET_TOKEN": settings.reset_token or "",
         }
 
 
 def start_mem0_local(
-    database_url: str, llm: FakeLLM, data_dir: Path, collection: str
+    database_url: str,
+    llm: FakeLLM,
+    data_dir: Path,
+    collection: str,
+    extra_env: Mapping[str, str] | None = None,
 ) -> ServiceProcess:
-    """mem0-local on `database_url` (pgvector), its LLM the fake, with an API and reset key."""
+    """mem0-local on `database_url` (pgvector), its LLM the fake, with an API and reset key;
+    `extra_env` adds or overrides `MEM0_LOCAL_*` variables (the eval's test clock)."""
     env = {
         **OFFLINE,
         "MEM0_LOCAL_PORT": "0",
@@ -84,20 +91,25 @@ def start_mem0_local(
         "MEM0_LOCAL_LLM_MAX_RETRIES": "0",
         "MEM0_LOCAL_API_KEY": API_KEY,
         "MEM0_LOCAL_RESET_TOKEN": RESET_TOKEN,
+        **(extra_env or {}),
     }
     return ServiceProcess(["mem0-local"], env, ready_timeout=180)
 
 
-def start_ranker(db_path: Path, *, port: int = 0) -> ServiceProcess:
-    """A ranker that counts every reinforcement (no debounce), so tests can build mentions.
-
-    `port` 0 picks a free one; a fixed port restarts a killed ranker where the bridge expects it.
-    """
+def start_ranker(
+    db_path: Path, *, port: int = 0, settings: Mapping[str, str] | None = None
+) -> ServiceProcess:
+    """A ranker that counts every reinforcement (no debounce), so tests can build mentions;
+    `port` 0 picks a free one (a fixed port restarts a killed ranker where the bridge expects
+    it), and `settings` adds or overrides `RANKER_*` variables."""
     return ranker_subprocess(
-        RANKER_PORT=str(port),
-        RANKER_METRICS_PORT="-1",
-        RANKER_DB_PATH=str(db_path),
-        RANKER_REINFORCE_DEBOUNCE_SECONDS="0",
+        **{
+            "RANKER_PORT": str(port),
+            "RANKER_METRICS_PORT": "-1",
+            "RANKER_DB_PATH": str(db_path),
+            "RANKER_REINFORCE_DEBOUNCE_SECONDS": "0",
+            **(settings or {}),
+        }
     )
 
 

@@ -8,6 +8,12 @@ DEADLINE_EXCEEDED means it was too slow; the caller proceeds without the judgeme
 Other codes: INVALID_ARGUMENT (bad request, naming the field; no LLM call), FAILED_PRECONDITION
 (the LLM rejected the request: key/model misconfigured), INTERNAL (the LLM's answer did not
 match the required JSON schema). Set a deadline: the judge stops work when it passes.
+
+Health (grpc.health.v1): "mem0mcp.judge.v1.JudgeService" is SERVING when an LLM is configured;
+"mem0mcp.judge.v1.JudgeService.llm" is NOT_SERVING once the LLM's last
+JUDGE_LLM_DEGRADED_AFTER_FAILURES calls in a row failed (unreachable, timed out, rejected or
+answered off the schema) and SERVING again after its next success: SERVING on the first name
+with NOT_SERVING on the second means "degraded".
 """
 
 from collections import abc as _abc

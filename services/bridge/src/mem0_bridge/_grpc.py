@@ -1,13 +1,17 @@
 """What the ranker and judge clients share: a channel, a deadline per call, and degrading.
 
-Both services are optional helpers of the bridge: when one is down or slow the bridge carries
-on without it, so a failed call becomes `None` (logged once per call) rather than an exception.
+Both services are optional helpers of the bridge: when one fails, the bridge carries on without
+it, and a failed call comes back as a `PeerFailure` that says what happened, so the caller can
+tell the agent what it skipped and why. Only UNAVAILABLE and DEADLINE_EXCEEDED mean the peer is
+down or slow; any other code is a contract error (a bug on one side), logged as one with the
+request id, never reported as an outage.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 import grpc
@@ -22,7 +26,65 @@ logger = logging.getLogger(__name__)
 #: Spread calls over every address the name resolves to: replicas of the ranker or judge behind
 #: one DNS name (compose `deploy.replicas`, a headless Kubernetes service) all get traffic,
 #: where gRPC's default pick_first would pin this bridge to one of them.
-CHANNEL_OPTIONS = (("grpc.lb_policy_name", "round_robin"),)
+#:
+#: Reconnect at least once a second: gRPC's default backoff grows toward two minutes, so after
+#: a long outage a peer that is back was skipped for many seconds while a fresh channel would
+#: have answered at once.
+CHANNEL_OPTIONS = (
+    ("grpc.lb_policy_name", "round_robin"),
+    ("grpc.initial_reconnect_backoff_ms", 250),
+    ("grpc.min_reconnect_backoff_ms", 250),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+    ("grpc.dns_min_time_between_resolutions_ms", 1000),
+)
+
+#: The codes that mean "the peer is down or too slow", as opposed to a broken contract.
+DOWN_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+
+
+@dataclass(frozen=True)
+class PeerFailure:
+    """Why a call to an optional peer gave no answer; `note()` phrases it for the agent."""
+
+    peer: str
+    #: None when the peer is not configured (its address is empty).
+    code: grpc.StatusCode | None
+    detail: str = ""
+    request_id: str = "-"
+
+    @property
+    def off(self) -> bool:
+        return self.code is None
+
+    @property
+    def down(self) -> bool:
+        """Unreachable or too slow: retrying later may work, and nothing is wrong with the call."""
+        return self.code in DOWN_CODES
+
+    @property
+    def timed_out(self) -> bool:
+        return self.code is grpc.StatusCode.DEADLINE_EXCEEDED
+
+    def note(self, skipped: str) -> str:
+        """`skipped`, prefixed by why: off, unavailable, too slow, or a rejected call (a bug)."""
+        if self.code is None:
+            return f"{self.peer} off ({self.detail}): {skipped}"
+        if self.code is grpc.StatusCode.DEADLINE_EXCEEDED:
+            return f"{self.peer} too slow (deadline exceeded): {skipped}"
+        if self.code is grpc.StatusCode.UNAVAILABLE:
+            return f"{self.peer} unavailable: {skipped}"
+        return (
+            f"{self.peer} rejected the call ({self.code.name}: {self.detail[:200]}); this is a "
+            f"bug, logged with request id {self.request_id}: {skipped}"
+        )
+
+
+def skipped(answer: object, what: str) -> list[str]:
+    """The note telling the agent that `what` was skipped, when `answer` is a failure worth
+    telling (a peer that is merely off is the operator's choice, not news on every call)."""
+    if isinstance(answer, PeerFailure) and not answer.off:
+        return [answer.note(what)]
+    return []
 
 
 class GrpcPeer:
@@ -47,6 +109,10 @@ class GrpcPeer:
     def configured(self) -> bool:
         return self.channel is not None
 
+    @property
+    def off(self) -> PeerFailure:
+        return PeerFailure(self.name, None, f"MEM0_{self.name.upper()}_ADDRESS is empty")
+
     async def aclose(self) -> None:
         if self.channel is not None:
             await self.channel.close()
@@ -57,36 +123,37 @@ class GrpcPeer:
         request: object,
         *,
         deadline: float | None = None,
-    ) -> _Response | None:
-        """Run one unary call; any RPC failure is logged and returned as None."""
-        response, _ = await self.try_call(method, request, deadline=deadline)
-        return response
-
-    async def try_call(
-        self,
-        method: Callable[..., Awaitable[_Response]],
-        request: object,
-        *,
-        deadline: float | None = None,
-    ) -> tuple[_Response | None, grpc.StatusCode | None]:
-        """Like `call`, also saying why it failed (a deadline is not an outage)."""
+    ) -> _Response | PeerFailure:
+        """Run one unary call; a failure comes back as a `PeerFailure`, logged by its kind."""
         request_id = request_id_var.get()
         metadata = ((REQUEST_ID_HEADER, request_id),) if request_id != "-" else ()
         try:
-            response = await method(
+            return await method(
                 request, timeout=deadline or self.timeout_seconds, metadata=metadata
             )
         except grpc.aio.AioRpcError as exc:
+            failure = PeerFailure(self.name, exc.code(), exc.details() or "", request_id)
+        method_name = getattr(method, "_method", b"").decode(errors="replace") or "call"
+        if failure.down:
             logger.warning(
-                "%s call failed (%s): %s; continuing without it",
+                "%s %s: %s (%s); continuing without it",
                 self.name,
-                exc.code().name,
-                exc.details(),
+                method_name,
+                failure.code.name if failure.code else "?",
+                failure.detail,
             )
-            return None, exc.code()
-        return response, None
+        else:
+            logger.error(
+                "%s %s rejected by the peer, a contract bug (request id %s): %s: %s",
+                self.name,
+                method_name,
+                request_id,
+                failure.code.name if failure.code else "?",
+                failure.detail,
+            )
+        return failure
 
-    async def probe(self) -> str:
+    async def probe(self, service: str | None = None) -> str:
         """`serving`, `not serving` (answers, cannot do its job), `off` (not configured) or
         `unreachable (CODE)`, for /readyz and selftest."""
         if self.channel is None:
@@ -94,10 +161,14 @@ class GrpcPeer:
         stub = health_pb2_grpc.HealthStub(self.channel)
         try:
             answer = await stub.Check(
-                health_pb2.HealthCheckRequest(service=self.health_service),
+                health_pb2.HealthCheckRequest(
+                    service=self.health_service if service is None else service
+                ),
                 timeout=self.timeout_seconds,
             )
         except grpc.aio.AioRpcError as exc:
+            if exc.code() is grpc.StatusCode.NOT_FOUND:
+                return "unknown"
             return f"unreachable ({exc.code().name})"
         if answer.status == health_pb2.HealthCheckResponse.SERVING:
             return "serving"

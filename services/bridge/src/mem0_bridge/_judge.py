@@ -1,31 +1,29 @@
 """Client of the judge: verdicts on a new fact against close memories, and query rewriting.
 
-Both calls are best-effort: None means no judgement, and the caller proceeds without one.
+Both calls are best-effort: a `PeerFailure` means no judgement, and the caller proceeds without
+one, saying why.
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-import grpc
+import anyio
 
-from mem0_bridge._grpc import GrpcPeer
+from mem0_bridge._grpc import GrpcPeer, PeerFailure
 from mem0mcp.judge.v1 import judge_pb2, judge_pb2_grpc
+
+#: How long a judge's "no LLM" health answer is trusted before it is asked again.
+HEALTH_TTL_SECONDS = 1.0
+#: The health name under which the judge reports whether its LLM answered its latest calls.
+LLM_HEALTH_SUFFIX = ".llm"
 
 
 class Verdict(enum.Enum):
     SAME = "same"
     SUPERSEDES = "supersedes"
     UNRELATED = "unrelated"
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    #: The declarative statement; None when the query already was one (or over budget).
-    statement: str | None
-    over_budget: bool = False
 
 
 _VERDICTS = {
@@ -47,16 +45,36 @@ class JudgeClient:
             if self.peer.channel is not None
             else None
         )
+        self._has_llm = True
+        self._health_checked_at = -HEALTH_TTL_SECONDS
 
     async def aclose(self) -> None:
         await self.peer.aclose()
 
+    async def usable(self) -> PeerFailure | None:
+        """None when a verdict can be asked for; why not when the judge is off or has no LLM.
+
+        A judge without an LLM answers every Compare with UNAVAILABLE, which would look like an
+        outage on each add; its health service says NOT_SERVING instead, which is remembered
+        for a second (so a judge restarted with an LLM is used again at once). A health check
+        that fails says nothing: the call is tried and fails on its own terms.
+        """
+        if self._stub is None:
+            return self.peer.off
+        now = anyio.current_time()
+        if now >= self._health_checked_at + HEALTH_TTL_SECONDS:
+            self._has_llm = await self.peer.probe() != "not serving"
+            self._health_checked_at = anyio.current_time()
+        if not self._has_llm:
+            return PeerFailure(self.peer.name, None, "no LLM configured")
+        return None
+
     async def compare(
         self, fact: str, candidates: Sequence[tuple[str, str]]
-    ) -> dict[str, Verdict] | None:
-        """Verdict per candidate memory id, or None when the judge could not say."""
+    ) -> dict[str, Verdict] | PeerFailure:
+        """Verdict per candidate memory id."""
         if self._stub is None:
-            return None
+            return self.peer.off
         request = judge_pb2.CompareRequest(
             fact=fact,
             candidates=[
@@ -65,23 +83,18 @@ class JudgeClient:
             ],
         )
         answer = await self.peer.call(self._stub.Compare, request)
-        if answer is None:
-            return None
+        if isinstance(answer, PeerFailure):
+            return answer
         return {j.memory_id: _VERDICTS.get(j.verdict, Verdict.UNRELATED) for j in answer.judgements}
 
-    async def rewrite(self, query: str, deadline: float) -> Rewrite | None:
-        """The statement a question-style query becomes; None when the judge could not say.
-
-        A call cut by `deadline` (the search's latency budget) says so in `over_budget`.
-        """
+    async def rewrite(self, query: str, deadline: float) -> str | PeerFailure | None:
+        """The statement a question-style query becomes; None when it already was one."""
         if self._stub is None:
-            return None
-        answer, code = await self.peer.try_call(
+            return self.peer.off
+        answer = await self.peer.call(
             self._stub.Rewrite, judge_pb2.RewriteRequest(query=query), deadline=deadline
         )
-        if code is grpc.StatusCode.DEADLINE_EXCEEDED:
-            return Rewrite(statement=None, over_budget=True)
-        if answer is None:
-            return None
+        if isinstance(answer, PeerFailure):
+            return answer
         statement = answer.statement.strip()
-        return Rewrite(statement if answer.rewritten and statement else None)
+        return statement if answer.rewritten and statement else None

@@ -34,10 +34,19 @@ _PROVIDER_CODES = {
 class Mem0Error(Exception):
     """A mem0 call failed; `str()` is a message an agent can act on."""
 
-    def __init__(self, message: str, *, status: int | None = None, code: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        outcome_unknown: bool = False,
+    ):
         super().__init__(message)
         self.status = status
         self.code = code
+        #: The request reached mem0 but no answer came back: a write may or may not be applied.
+        self.outcome_unknown = outcome_unknown
 
 
 @dataclass(frozen=True)
@@ -73,7 +82,22 @@ class HistoryEntry:
     event: str
     old_memory: str | None
     new_memory: str | None
-    created_at: str | None
+    #: When this event happened: mem0 stamps an ADD with the memory's creation time and an
+    #: UPDATE or DELETE with the time of the change (`updated_at`), keeping `created_at` as
+    #: the memory's own creation time on every row.
+    at: str | None
+
+    @classmethod
+    def from_api(cls, item: Mapping[str, Any]) -> HistoryEntry:
+        event = str(item.get("event", ""))
+        created, updated = item.get("created_at"), item.get("updated_at")
+        at = created if event == "ADD" else (updated or created)
+        return cls(
+            event=event,
+            old_memory=item.get("old_memory"),
+            new_memory=item.get("new_memory"),
+            at=str(at) if at else None,
+        )
 
 
 def _verify(settings: BridgeSettings) -> ssl.SSLContext | bool:
@@ -119,6 +143,8 @@ class Mem0Client:
         headers: Mapping[str, str] | None = None,
         seconds: float | None = None,
     ) -> Any:
+        # Whether an unanswered request may have changed something (a search is a POST too).
+        mutates = method != "GET" and path != "/search"
         try:
             response = await self._http.request(
                 method,
@@ -128,17 +154,34 @@ class Mem0Client:
                 headers=headers,
                 timeout=seconds if seconds is not None else httpx.USE_CLIENT_DEFAULT,
             )
-        except httpx.TimeoutException as exc:
-            waited = seconds if seconds is not None else self._settings.timeout_seconds
-            raise Mem0Error(
-                f"mem0 did not answer {what} within {waited:g} s; retry later, or raise "
-                "MEM0_TIMEOUT_SECONDS / MEM0_ADD_TIMEOUT_SECONDS if the server is just slow."
-            ) from exc
-        except httpx.TransportError as exc:
+        except _NOT_SENT as exc:
             raise Mem0Error(
                 f"mem0 is unreachable at {self.base_url} ({type(exc).__name__}); check that the "
-                "mem0 server runs and that MEM0_API_URL points at it."
+                "mem0 server runs and that MEM0_API_URL points at it. Nothing was changed."
             ) from exc
+        except httpx.TimeoutException as exc:
+            waited = seconds if seconds is not None else self._settings.timeout_seconds
+            unknown = (
+                ": whether it was applied is unknown; check with memory_search before retrying"
+                if mutates
+                else ""
+            )
+            raise Mem0Error(
+                f"mem0 did not answer {what} within {waited:g} s{unknown}. Retry later, or raise "
+                "MEM0_TIMEOUT_SECONDS / MEM0_ADD_TIMEOUT_SECONDS if the server is just slow.",
+                outcome_unknown=mutates,
+            ) from exc
+        except httpx.TransportError as exc:
+            # Sent, but the connection broke before an answer: a write may have been applied.
+            if not mutates:
+                message = f"mem0 stopped answering {what} mid-call ({type(exc).__name__}); retry."
+            else:
+                message = (
+                    f"mem0 received {what} but the connection broke before it answered "
+                    f"({type(exc).__name__}): whether it was applied is unknown. Check with "
+                    "memory_search or memory_list before retrying."
+                )
+            raise Mem0Error(message, outcome_unknown=mutates) from exc
         if response.is_success:
             try:
                 return response.json()
@@ -215,16 +258,7 @@ class Mem0Client:
             "GET", f"/memories/{memory_id}/history", what="the history lookup"
         )
         entries = answer.get("results", []) if isinstance(answer, dict) else answer
-        return [
-            HistoryEntry(
-                event=str(e.get("event", "")),
-                old_memory=e.get("old_memory"),
-                new_memory=e.get("new_memory"),
-                created_at=e.get("created_at"),
-            )
-            for e in entries or []
-            if isinstance(e, dict)
-        ]
+        return [HistoryEntry.from_api(e) for e in entries or [] if isinstance(e, dict)]
 
     async def reset(self, reset_token: str) -> None:
         """Wipe the store; the token is forwarded, never stored, and checked by the server."""
@@ -240,6 +274,10 @@ class Mem0Client:
             what="the readiness probe",
             params={"user_id": self._settings.default_user_id, "top_k": 1},
         )
+
+
+#: Failures before the request left this process: nothing reached mem0.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 
 
 def _memories(answer: Any) -> list[Memory]:

@@ -49,6 +49,11 @@ class AddResult(BaseModel):
     memories: list[str] = Field(description="Text of the memories added or touched.")
     previous_text: str | None = Field(default=None, description="The replaced text (updated).")
     mentions: int | None = Field(default=None, description="Mention count after reinforcing.")
+    folded_ids: list[str] = Field(
+        default_factory=list,
+        description="Other copies of the same fact (restatements, older values) that were "
+        "removed in favour of this memory, their mentions carried over and history kept.",
+    )
     notes: list[str]
 
 

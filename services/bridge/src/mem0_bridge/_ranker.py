@@ -1,7 +1,8 @@
-"""Client of the ranker: exact-content dedupe, mention counts and reranking.
+"""Client of the ranker: exact-content dedupe, mention counts, reranking, pending verdicts.
 
-Every method returns None when the ranker is off, down or too slow; callers say so to the agent
-and carry on (search in mem0's order, adds without dedupe).
+Every method returns a `PeerFailure` instead of its answer when the ranker is off, down, slow
+or rejected the call; callers say what they skipped and carry on (search in mem0's order, adds
+without dedupe).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mem0_bridge._grpc import GrpcPeer
+from mem0_bridge._grpc import GrpcPeer, PeerFailure
 from mem0mcp.ranker.v1 import ranker_pb2, ranker_pb2_grpc
 
 
@@ -31,15 +32,26 @@ class Ranked:
 
 
 @dataclass(frozen=True)
-class DuplicateCheck:
-    #: The memory an identical text recorded within the window became, else None.
-    memory_id: str | None
-
-
-@dataclass(frozen=True)
 class Reinforcement:
     counted: bool
     mentions: int
+
+
+@dataclass(frozen=True)
+class PendingMemory:
+    """A memory stored without a verdict, leased to this bridge for reconciling."""
+
+    scope: str
+    memory_id: str
+    reason: str
+    attempts: int
+
+
+@dataclass(frozen=True)
+class Stats:
+    mention_rows: int
+    dedupe_rows: int
+    pending: int
 
 
 class RankerClient:
@@ -59,39 +71,57 @@ class RankerClient:
     async def aclose(self) -> None:
         await self.peer.aclose()
 
-    async def check_duplicate(self, scope: str, text: str) -> DuplicateCheck | None:
-        """Was identical text recorded in the window? None when the ranker is off or down."""
+    async def check_duplicate(self, scope: str, text: str) -> str | PeerFailure | None:
+        """The memory identical text recorded within the window became, else None."""
         if self._stub is None:
-            return None
+            return self.peer.off
         answer = await self.peer.call(
             self._stub.CheckDuplicate, ranker_pb2.CheckDuplicateRequest(scope=scope, text=text)
         )
-        if answer is None:
-            return None
-        return DuplicateCheck(answer.memory_id if answer.duplicate and answer.memory_id else None)
+        if isinstance(answer, PeerFailure):
+            return answer
+        return answer.memory_id if answer.duplicate and answer.memory_id else None
 
-    async def record_stored(self, scope: str, text: str, memory_id: str) -> bool:
+    async def record_stored(
+        self, scope: str, text: str, memory_id: str, *, replaces: bool = False
+    ) -> PeerFailure | None:
+        """Record `text` as stored in `memory_id`; `replaces`: it is the memory's text now, so
+        the records of its old text go in the same transaction."""
         if self._stub is None:
-            return False
+            return self.peer.off
         answer = await self.peer.call(
             self._stub.RecordStored,
-            ranker_pb2.RecordStoredRequest(scope=scope, text=text, memory_id=memory_id),
+            ranker_pb2.RecordStoredRequest(
+                scope=scope, text=text, memory_id=memory_id, replaces=replaces
+            ),
         )
-        return answer is not None
+        return answer if isinstance(answer, PeerFailure) else None
 
-    async def reinforce(self, scope: str, memory_id: str) -> Reinforcement | None:
+    async def reinforce(self, scope: str, memory_id: str) -> Reinforcement | PeerFailure:
         if self._stub is None:
-            return None
+            return self.peer.off
         answer = await self.peer.call(
             self._stub.Reinforce, ranker_pb2.ReinforceRequest(memory_id=memory_id, scope=scope)
         )
-        if answer is None:
-            return None
+        if isinstance(answer, PeerFailure):
+            return answer
         return Reinforcement(counted=answer.counted, mentions=answer.mentions)
 
-    async def rerank(self, candidates: Sequence[RankCandidate], limit: int) -> list[Ranked] | None:
+    async def fold(self, scope: str, into: str, others: Sequence[str]) -> int | PeerFailure:
+        """Carry the mentions of `others` (removed copies) over to `into`; its count after."""
         if self._stub is None:
-            return None
+            return self.peer.off
+        answer = await self.peer.call(
+            self._stub.Fold,
+            ranker_pb2.FoldRequest(scope=scope, into_memory_id=into, from_memory_ids=others),
+        )
+        return answer if isinstance(answer, PeerFailure) else answer.mentions
+
+    async def rerank(
+        self, candidates: Sequence[RankCandidate], limit: int
+    ) -> list[Ranked] | PeerFailure:
+        if self._stub is None:
+            return self.peer.off
         request = ranker_pb2.RerankRequest(
             candidates=[
                 ranker_pb2.Candidate(
@@ -105,8 +135,8 @@ class RankerClient:
             limit=limit,
         )
         answer = await self.peer.call(self._stub.Rerank, request)
-        if answer is None:
-            return None
+        if isinstance(answer, PeerFailure):
+            return answer
         return [
             Ranked(
                 memory_id=r.memory_id,
@@ -118,12 +148,58 @@ class RankerClient:
             for r in answer.results
         ]
 
-    async def forget(self, memory_ids: Sequence[str] = (), *, everything: bool = False) -> bool:
+    async def forget(
+        self, memory_ids: Sequence[str] = (), *, everything: bool = False
+    ) -> PeerFailure | None:
         if self._stub is None:
-            return False
+            return self.peer.off
         request = (
             ranker_pb2.ForgetRequest(everything=True)
             if everything
             else ranker_pb2.ForgetRequest(memories=ranker_pb2.MemoryIds(memory_ids=memory_ids))
         )
-        return await self.peer.call(self._stub.Forget, request) is not None
+        answer = await self.peer.call(self._stub.Forget, request)
+        return answer if isinstance(answer, PeerFailure) else None
+
+    async def mark_pending(self, scope: str, memory_id: str, reason: str) -> PeerFailure | None:
+        if self._stub is None:
+            return self.peer.off
+        answer = await self.peer.call(
+            self._stub.MarkPending,
+            ranker_pb2.MarkPendingRequest(scope=scope, memory_id=memory_id, reason=reason[:500]),
+        )
+        return answer if isinstance(answer, PeerFailure) else None
+
+    async def claim_pending(
+        self, limit: int, lease_seconds: float
+    ) -> list[PendingMemory] | PeerFailure:
+        if self._stub is None:
+            return self.peer.off
+        answer = await self.peer.call(
+            self._stub.ClaimPending,
+            ranker_pb2.ClaimPendingRequest(limit=limit, lease_seconds=lease_seconds),
+        )
+        if isinstance(answer, PeerFailure):
+            return answer
+        return [
+            PendingMemory(
+                scope=p.scope, memory_id=p.memory_id, reason=p.reason, attempts=p.attempts
+            )
+            for p in answer.pending
+        ]
+
+    async def resolve_pending(self, memory_ids: Sequence[str]) -> PeerFailure | None:
+        if self._stub is None:
+            return self.peer.off
+        answer = await self.peer.call(
+            self._stub.ResolvePending, ranker_pb2.ResolvePendingRequest(memory_ids=memory_ids)
+        )
+        return answer if isinstance(answer, PeerFailure) else None
+
+    async def stats(self) -> Stats | PeerFailure:
+        if self._stub is None:
+            return self.peer.off
+        answer = await self.peer.call(self._stub.GetStats, ranker_pb2.GetStatsRequest())
+        if isinstance(answer, PeerFailure):
+            return answer
+        return Stats(answer.mention_rows, answer.dedupe_rows, answer.pending_rows)

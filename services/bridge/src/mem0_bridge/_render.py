@@ -90,6 +90,8 @@ def render_add(result: AddResult) -> str:
         "unchanged": "unchanged: mem0 stored nothing new",
     }[result.action]
     lines = [head, *(f"  {_one_line(text)}" for text in result.memories)]
+    if result.folded_ids:
+        lines.append(f"  folded copies: {', '.join(result.folded_ids)}")
     return _with_notes(lines, result.notes)
 
 

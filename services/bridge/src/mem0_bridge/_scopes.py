@@ -97,8 +97,14 @@ def project_from_roots(root_uris: Sequence[str]) -> str | None:
 
 
 def check_name(value: str, what: str) -> str:
-    """A project or scope key usable as a run_id, or a BridgeError naming `what`."""
-    name = value.strip()
+    """The namespace (run_id) a project or scope key names, or a BridgeError naming `what`.
+
+    mem0 refuses whitespace in ids, and folders and repositories are often named with spaces
+    ("My Project", a root URI with `%20`): so surrounding whitespace is dropped and each run of
+    whitespace inside becomes one `-` ("My Project" is the namespace `My-Project`). The same
+    rule applies to every tool and every source of the name, so they all meet in one namespace.
+    """
+    name = "-".join(value.split())
     if not name:
         raise BridgeError(f"{what} must not be empty.")
     if len(name) > MAX_NAME_LENGTH:
@@ -108,8 +114,8 @@ def check_name(value: str, what: str) -> str:
             f"{what} {name!r} is reserved (`global` and `pins:*` are the bridge's own "
             "namespaces); choose another name."
         )
-    if any(ord(ch) < 32 for ch in name):
-        raise BridgeError(f"{what} must not contain control characters.")
+    if any(ord(ch) < 32 or ord(ch) == 127 or 0xD800 <= ord(ch) <= 0xDFFF for ch in name):
+        raise BridgeError(f"{what} must not contain control characters or lone surrogates.")
     return name
 
 
@@ -153,9 +159,13 @@ def read_namespaces(
 
 
 def pin_namespace(scope: PinScope, key: str | None, project: str | None) -> str:
+    """Where a pin goes; under a scope key always that key's pins (a key is a hard boundary,
+    so a key-confined caller cannot plant a global pin every other project would load)."""
+    if key is not None:
+        return f"{PIN_PREFIX}{key}"
     if scope == GLOBAL:
         return PINS_GLOBAL
-    local = key if key is not None else project
+    local = project
     if local is None:
         raise BridgeError(NEEDS_PROJECT)
     return f"{PIN_PREFIX}{local}"

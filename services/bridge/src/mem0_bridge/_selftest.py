@@ -19,11 +19,13 @@ from typing import Literal
 
 import httpx
 
+from mem0_bridge._core import LIST_CAP
 from mem0_bridge._errors import BridgeError
+from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._judge import JudgeClient
 from mem0_bridge._mem0 import Mem0Client, Mem0Error
-from mem0_bridge._memory import LIST_CAP, MemoryService, Where
 from mem0_bridge._ranker import RankerClient
+from mem0_bridge._service import MemoryService, Where
 from mem0_bridge._settings import BridgeSettings
 
 Status = Literal["PASS", "FAIL", "WARN", "SKIP"]
@@ -182,21 +184,21 @@ class _Steps:
         return f"{len(result.hits)} listed"
 
     async def update(self) -> str:
-        await self.service.update(self.stored[0], UPDATED_FACT)
+        await self.service.update(self.stored[0], UPDATED_FACT, self.where)
         now = await self.mem0.get(self.stored[0])
         if now is None or now.text != UPDATED_FACT:
             raise CheckError(f"after the update mem0 returns {now.text if now else None!r}")
         return "text replaced, same id"
 
     async def history(self) -> str:
-        result = await self.service.history(self.stored[0])
+        result = await self.service.history(self.stored[0], self.where)
         events = [e.event.upper() for e in result.events]
         if "ADD" not in events or "UPDATE" not in events:
             raise CheckError(f"expected ADD and UPDATE events, got {events}")
         return " -> ".join(events)
 
     async def delete(self) -> str:
-        await self.service.delete(self.stored[0])
+        await self.service.delete(self.stored[0], self.where)
         try:
             gone = await self.mem0.get(self.stored[0]) is None
         except Mem0Error as exc:
@@ -222,6 +224,7 @@ async def run_selftest(
         reached = await run.step("mem0 reachable", steps.reach_mem0)
         await _probe_helper(run, ranker, "searches use mem0's order, adds skip dedupe")
         await _probe_helper(run, judge, "adds are not reconciled, questions not rewritten")
+        await _reconciling(run, ranker)
         try:
             await run.step("add", steps.add)
             await run.step("add again", steps.add_again)
@@ -240,6 +243,23 @@ async def run_selftest(
         await ranker.aclose()
         await judge.aclose()
     return run.report
+
+
+async def _reconciling(run: _Run, ranker: RankerClient) -> None:
+    """How many adds await a verdict (stored while the judge could not answer)."""
+    started = time.perf_counter()
+    stats = await ranker.stats()
+    seconds = time.perf_counter() - started
+    if isinstance(stats, PeerFailure):
+        run.note("reconcile queue", "SKIP", seconds, stats.note("the queue was not read"))
+        return
+    run.note(
+        "reconcile queue",
+        "PASS",
+        seconds,
+        f"{stats.pending} add(s) stored without a verdict await reconciling"
+        + ("" if stats.pending == 0 else " (settled in the background once the judge answers)"),
+    )
 
 
 async def _cleanup(run: _Run, steps: _Steps) -> None:

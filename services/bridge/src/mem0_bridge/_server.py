@@ -20,15 +20,16 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context, ListRoots, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from mem0_bridge import _render
 from mem0_bridge._errors import BridgeError
+from mem0_bridge._inputs import quote
 from mem0_bridge._judge import JudgeClient
 from mem0_bridge._mem0 import Mem0Client, Mem0Error
-from mem0_bridge._memory import MemoryService, Where
 from mem0_bridge._models import (
     AddResult,
     ChangeResult,
@@ -41,7 +42,9 @@ from mem0_bridge._models import (
 )
 from mem0_bridge._ranker import RankerClient
 from mem0_bridge._scopes import check_name, derive_project, project_from_roots
+from mem0_bridge._service import MemoryService, Where
 from mem0_bridge._settings import BridgeSettings
+from mem0_bridge._strict import make_strict
 from mem0_common import request_id_var
 
 INSTRUCTIONS = """\
@@ -142,10 +145,22 @@ RootsArg = Annotated[ListRootsResult | None, Resolve(_client_roots)]
 async def _where(
     state: AppState, project: str | None, key: str | None, roots: ListRootsResult | None
 ) -> Where:
-    """Scope key beats everything; then the project argument, MEM0_PROJECT, git/cwd, roots."""
-    scope_key = key if key is not None else state.settings.scope_key
-    if scope_key is not None:
-        return Where(key=check_name(scope_key, "key"), project=None)
+    """Scope key beats everything; then the project argument, MEM0_PROJECT, git/cwd, roots.
+
+    A bridge started with MEM0_SCOPE_KEY is confined to it: a `key` argument naming another
+    namespace is refused, never followed.
+    """
+    fixed_key = state.settings.scope_key
+    if fixed_key is not None:
+        confined = check_name(fixed_key, "MEM0_SCOPE_KEY")
+        if key is not None and check_name(key, "key") != confined:
+            raise BridgeError(
+                f"this bridge is confined to the scope key {confined!r} (MEM0_SCOPE_KEY); "
+                f"key={quote(key)} is outside it. Drop the key argument."
+            )
+        return Where(key=confined, project=None)
+    if key is not None:
+        return Where(key=check_name(key, "key"), project=None)
     if project is not None:
         return Where(key=None, project=check_name(project, "project"))
     fixed = _fixed_project(state)
@@ -261,36 +276,63 @@ async def memory_pins(
 
 
 async def memory_unpin(
-    ctx: Context, memory_id: MemoryId
+    ctx: Context,
+    roots: RootsArg,
+    *,
+    memory_id: MemoryId,
+    project: ProjectArg = None,
+    key: KeyArg = None,
 ) -> Annotated[CallToolResult, ChangeResult]:
     with _tool_call():
-        result = await _state(ctx).service.unpin(memory_id)
+        state = _state(ctx)
+        where = await _where(state, project, key, roots)
+        result = await state.service.unpin(memory_id, where)
         return _result(result, _render.render_change(result))
 
 
 async def memory_update(
     ctx: Context,
+    roots: RootsArg,
+    *,
     memory_id: MemoryId,
     text: Annotated[str, Field(description="The memory's new full text.")],
+    project: ProjectArg = None,
+    key: KeyArg = None,
 ) -> Annotated[CallToolResult, ChangeResult]:
     with _tool_call():
-        result = await _state(ctx).service.update(memory_id, text)
+        state = _state(ctx)
+        where = await _where(state, project, key, roots)
+        result = await state.service.update(memory_id, text, where)
         return _result(result, _render.render_change(result))
 
 
 async def memory_delete(
-    ctx: Context, memory_id: MemoryId
+    ctx: Context,
+    roots: RootsArg,
+    *,
+    memory_id: MemoryId,
+    project: ProjectArg = None,
+    key: KeyArg = None,
 ) -> Annotated[CallToolResult, ChangeResult]:
     with _tool_call():
-        result = await _state(ctx).service.delete(memory_id)
+        state = _state(ctx)
+        where = await _where(state, project, key, roots)
+        result = await state.service.delete(memory_id, where)
         return _result(result, _render.render_change(result))
 
 
 async def memory_history(
-    ctx: Context, memory_id: MemoryId
+    ctx: Context,
+    roots: RootsArg,
+    *,
+    memory_id: MemoryId,
+    project: ProjectArg = None,
+    key: KeyArg = None,
 ) -> Annotated[CallToolResult, HistoryResult]:
     with _tool_call():
-        result = await _state(ctx).service.history(memory_id)
+        state = _state(ctx)
+        where = await _where(state, project, key, roots)
+        result = await state.service.history(memory_id, where)
         return _result(result, _render.render_history(result))
 
 
@@ -353,12 +395,14 @@ _TOOLS: list[tuple[Any, str, ToolAnnotations]] = [
     ),
     (
         memory_update,
-        "Rewrite one memory by id, keeping its id and history (see memory_history).",
+        "Rewrite one memory by id, keeping its id and history (see memory_history). Reaches the "
+        "project's and global's memories (pass project= for another project's); not pins.",
         ToolAnnotations(destructive_hint=True, idempotent_hint=True),
     ),
     (
         memory_delete,
-        "Delete one memory by id. There is no bulk delete.",
+        "Delete one memory by id (the project's or global's; pass project= for another "
+        "project's). Pins are removed with memory_unpin. There is no bulk delete.",
         ToolAnnotations(destructive_hint=True, idempotent_hint=True),
     ),
     (
@@ -377,7 +421,8 @@ _TOOLS: list[tuple[Any, str, ToolAnnotations]] = [
 
 
 def _probes(box: _StateBox) -> list[tuple[str, Any]]:
-    """/healthz: the process answers. /readyz: mem0, the ranker and the judge answer."""
+    """/healthz: the process answers. /readyz: mem0, the ranker and the judge answer.
+    /metrics: Prometheus counters (reconciling among them), behind the bearer token."""
 
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -414,7 +459,10 @@ def _probes(box: _StateBox) -> list[tuple[str, Any]]:
             status_code=200 if ready else 503,
         )
 
-    return [("/healthz", healthz), ("/readyz", readyz)]
+    async def metrics(_: Request) -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    return [("/healthz", healthz), ("/readyz", readyz), ("/metrics", metrics)]
 
 
 def create_server(
@@ -443,7 +491,12 @@ def create_server(
         )
         box.current = state
         try:
-            yield state
+            async with anyio.create_task_group() as background:
+                background.start_soon(state.service.reconciler.run)
+                try:
+                    yield state
+                finally:
+                    background.cancel_scope.cancel()
         finally:
             box.current = None
             await mem0.aclose()
@@ -459,6 +512,10 @@ def create_server(
     )
     for fn, description, hints in _TOOLS:
         server.add_tool(fn, description=description, annotations=hints)
+        tool = server._tool_manager.get_tool(fn.__name__)
+        if tool is None:
+            raise RuntimeError(f"{fn.__name__} was not registered")
+        make_strict(tool)
     for path, endpoint in _probes(box):
         server.custom_route(path, methods=["GET"])(endpoint)
     return server

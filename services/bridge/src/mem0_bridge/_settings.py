@@ -14,6 +14,7 @@ from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from mem0_common import ServiceSettings
+from mem0mcp.contract import MAX_COMPARE_CANDIDATES
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -111,7 +112,20 @@ class BridgeSettings(ServiceSettings):
         description="mem0 score a stored memory needs to be shown to the judge on add.",
     )
     judge_max_candidates: int = Field(
-        default=5, ge=1, le=50, description="Most candidates the judge compares a new fact with."
+        default=5,
+        ge=1,
+        le=MAX_COMPARE_CANDIDATES,
+        description="Most candidates the judge compares a new fact with (the protocol allows "
+        f"{MAX_COMPARE_CANDIDATES}).",
+    )
+    reset_token: str | None = Field(
+        default=None,
+        description="The secret memory_reset must be given; checked by the bridge in constant "
+        "time before anything is sent. Unset (and no MEM0_RESET_TOKEN_FILE): reset is refused.",
+    )
+    reset_token_file: Path | None = Field(
+        default=None,
+        description="File holding the reset token (its first line), instead of MEM0_RESET_TOKEN.",
     )
     transport: Literal["stdio", "http"] = Field(
         default="stdio",
@@ -142,7 +156,9 @@ class BridgeSettings(ServiceSettings):
             return "http"
         return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator("api_key", "scope_key", "project", "http_bearer_token", mode="before")
+    @field_validator(
+        "api_key", "scope_key", "project", "http_bearer_token", "reset_token", mode="before"
+    )
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         if isinstance(value, str) and not value.strip():
@@ -155,6 +171,20 @@ class BridgeSettings(ServiceSettings):
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"MEM0_API_URL must start with http:// or https://, got {value!r}")
         return value.rstrip("/")
+
+    def reset_secret(self) -> str | None:
+        """The reset token, from MEM0_RESET_TOKEN or the first line of MEM0_RESET_TOKEN_FILE
+        (read on each reset, so a rotated file takes effect without a restart)."""
+        if self.reset_token is not None:
+            return self.reset_token
+        if self.reset_token_file is None:
+            return None
+        try:
+            lines = self.reset_token_file.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return None
+        token = lines[0].strip() if lines else ""
+        return token or None
 
     @property
     def allowed_host_list(self) -> list[str]:

@@ -1,7 +1,7 @@
 """mem0-judge: an OpenAI-compatible LLM behind gRPC that judges restated/superseded facts and
 rewrites question queries into statements (HyDE-lite). See `_servicer` for the status codes."""
 
-from mem0_judge._answers import JudgementAnswer
+from mem0_judge._answers import REWRITE_SCHEMA, JudgementAnswer, compare_schema
 from mem0_judge._cache import TTLCache
 from mem0_judge._errors import (
     JudgeError,
@@ -11,15 +11,24 @@ from mem0_judge._errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
-from mem0_judge._llm import ChatMessage, LLMClient, extract_json_object, retry_after_seconds
+from mem0_judge._health import LLMHealth
+from mem0_judge._llm import (
+    ChatMessage,
+    LLMClient,
+    ResponseFormat,
+    extract_json_object,
+    retry_after_seconds,
+)
 from mem0_judge._prompts import compare_messages, load_prompt, rewrite_messages
 from mem0_judge._questions import is_question
 from mem0_judge._server import JudgeServer, build_server
-from mem0_judge._servicer import NOT_CONFIGURED_MESSAGE, SERVICE_FULL_NAME
+from mem0_judge._servicer import LLM_HEALTH_SERVICE, NOT_CONFIGURED_MESSAGE, SERVICE_FULL_NAME
 from mem0_judge._settings import JudgeSettings
 
 __all__ = [
+    "LLM_HEALTH_SERVICE",
     "NOT_CONFIGURED_MESSAGE",
+    "REWRITE_SCHEMA",
     "SERVICE_FULL_NAME",
     "ChatMessage",
     "JudgeError",
@@ -28,13 +37,16 @@ __all__ = [
     "JudgementAnswer",
     "LLMBadAnswerError",
     "LLMClient",
+    "LLMHealth",
     "LLMNotConfiguredError",
     "LLMRejectedError",
     "LLMTimeoutError",
     "LLMUnavailableError",
+    "ResponseFormat",
     "TTLCache",
     "build_server",
     "compare_messages",
+    "compare_schema",
     "extract_json_object",
     "is_question",
     "load_prompt",

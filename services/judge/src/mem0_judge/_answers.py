@@ -2,14 +2,19 @@
 
 Extra keys, a missing or repeated memory id, an unknown verdict or an empty statement all raise
 `LLMBadAnswerError` rather than being guessed around: a judgement the caller cannot trust is
-worse than none, which the caller already handles.
+worse than none, which the caller already handles. One leniency, seen with real models: a memory
+id written as a string of digits (`"1"`) is read as that number.
+
+`compare_schema(n)` and `REWRITE_SCHEMA` are the same shapes as JSON Schema, sent to endpoints that
+constrain their output with one (`JUDGE_LLM_RESPONSE_FORMAT`); the answer is validated here all
+the same.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from mem0_judge._errors import LLMBadAnswerError
 
@@ -24,8 +29,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+def _digits_as_int(value: object) -> object:
+    """`"1"` -> 1: small models quote the id they were shown; anything else is left to fail."""
+    if isinstance(value, str) and value.strip().isdecimal():
+        return int(value.strip())
+    return value
+
+
 class JudgementAnswer(_Strict):
-    id: int = Field(ge=1)
+    id: Annotated[int, BeforeValidator(_digits_as_int)] = Field(ge=1)
     verdict: VerdictName
     reason: str = Field(default="", max_length=MAX_REASON_CHARS)
 
@@ -36,6 +48,47 @@ class CompareAnswer(_Strict):
 
 class RewriteAnswer(_Strict):
     statement: str = Field(min_length=1, max_length=MAX_STATEMENT_CHARS)
+
+
+def compare_schema(candidates: int) -> dict[str, Any]:
+    """JSON Schema of a Compare answer for `candidates` memories: exactly one judgement per id,
+    in order (`prefixItems`), so a grammar-constrained model cannot skip or repeat one."""
+    verdicts = list(get_args(VerdictName))
+
+    def judgement(memory_id: int) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {
+                "id": {"type": "integer", "enum": [memory_id]},
+                "verdict": {"type": "string", "enum": verdicts},
+                "reason": {"type": "string", "maxLength": 120},
+            },
+            "required": ["id", "verdict", "reason"],
+            "additionalProperties": False,
+        }
+
+    return {
+        "type": "object",
+        "properties": {
+            "judgements": {
+                "type": "array",
+                "prefixItems": [judgement(i) for i in range(1, candidates + 1)],
+                "items": False,
+                "minItems": candidates,
+                "maxItems": candidates,
+            }
+        },
+        "required": ["judgements"],
+        "additionalProperties": False,
+    }
+
+
+REWRITE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"statement": {"type": "string", "minLength": 1, "maxLength": 200}},
+    "required": ["statement"],
+    "additionalProperties": False,
+}
 
 
 def _schema_error(exc: ValidationError) -> LLMBadAnswerError:

@@ -4,6 +4,12 @@ A single pooled `httpx.AsyncClient`, a semaphore bounding calls in flight (so a 
 queues here instead of tripping the provider's rate limit), bounded retries with full-jitter
 exponential backoff on 429/5xx/connection failures, honouring `Retry-After`, and one absolute
 deadline per call covering queueing, attempts and backoff, so nothing outlives the caller.
+
+How the answer is constrained to JSON differs between servers, so it is a setting
+(`JUDGE_LLM_RESPONSE_FORMAT`, see `ResponseFormat`): OpenAI-style JSON mode, llama.cpp's
+`json_object` carrying a `schema` (which it compiles to a grammar), OpenAI structured outputs
+(`json_schema`), or nothing for servers that reject the field. Answers are parsed leniently and
+validated strictly whatever the form.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
@@ -41,6 +47,15 @@ _REASONING_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL
 _CODE_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 Sleep = Callable[[float], Awaitable[None]]
+
+#: How the request asks for JSON (the `response_format` field):
+#: - "json_object": `{"type": "json_object"}`, OpenAI JSON mode; most servers accept it;
+#: - "json_object_schema": `{"type": "json_object", "schema": {...}}`, what llama.cpp's server and
+#:   llama-cpp-python honour (the schema becomes a grammar; `json_schema` is not understood there);
+#: - "json_schema": `{"type": "json_schema", "json_schema": {"name", "schema"}}`, OpenAI
+#:   structured outputs (also vLLM, Ollama, newer llama-server);
+#: - "none": no field, for endpoints that reject it.
+ResponseFormat = Literal["json_object", "json_object_schema", "json_schema", "none"]
 
 
 @dataclass(frozen=True)
@@ -105,7 +120,7 @@ class LLMClient:
         timeout_seconds: float = 10.0,
         max_retries: int = 2,
         max_concurrency: int = 8,
-        json_mode: bool = True,
+        response_format: ResponseFormat = "json_object",
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Sleep = asyncio.sleep,
         rng: random.Random | None = None,
@@ -124,7 +139,7 @@ class LLMClient:
         self.model = model
         self.timeout_seconds = timeout_seconds
         self.max_retries = max_retries
-        self.json_mode = json_mode
+        self.response_format: ResponseFormat = response_format
         self._slots = asyncio.Semaphore(max_concurrency)
         self._sleep = sleep
         self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
@@ -137,25 +152,41 @@ class LLMClient:
             return retry_after
         return self._rng.uniform(0, min(_BACKOFF_CAP_SECONDS, _BACKOFF_BASE_SECONDS * 2**attempt))
 
+    def _response_format(self, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if self.response_format == "none":
+            return None
+        if schema is None or self.response_format == "json_object":
+            return {"type": "json_object"}
+        if self.response_format == "json_object_schema":
+            return {"type": "json_object", "schema": schema}
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+
     async def complete_json(
         self,
         messages: Sequence[ChatMessage],
         *,
         operation: str,
         deadline: float | None = None,
+        schema: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
     ) -> dict[str, Any]:
         """Send `messages`, return the answer's JSON object.
 
         `deadline` is an absolute `time.monotonic()` bound for the whole call, retries included;
         when the next backoff would pass it, the call gives up at once instead of sleeping.
+        `schema` is the answer's JSON Schema, sent as the response format asks; `max_tokens`
+        bounds the answer, so a model that rambles (small local ones do) stops in time.
         """
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "temperature": 0,
         }
-        if self.json_mode:
-            body["response_format"] = {"type": "json_object"}
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        response_format = self._response_format(schema)
+        if response_format is not None:
+            body["response_format"] = response_format
         budget = None if deadline is None else deadline - time.monotonic()
         if budget is not None and budget <= 0:
             raise LLMTimeoutError("no time left before the caller's deadline")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 LLM_LATENCY = Histogram(
     "mem0mcp_judge_llm_seconds",
@@ -26,4 +26,9 @@ REWRITE_CACHE = Counter(
     "Rewrite lookups by result: hit (cached), coalesced (joined an identical call in flight), "
     "miss (an LLM call).",
     ["result"],
+)
+LLM_CONSECUTIVE_FAILURES = Gauge(
+    "mem0mcp_judge_llm_consecutive_failures",
+    "LLM calls that failed in a row since the last success; at JUDGE_LLM_DEGRADED_AFTER_FAILURES "
+    "health reports mem0mcp.judge.v1.JudgeService.llm NOT_SERVING.",
 )

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+
 from mem0_common import GrpcServer, ServiceRegistration
 from mem0_judge._cache import TTLCache
+from mem0_judge._health import LLMHealth
 from mem0_judge._judge import Judge
 from mem0_judge._llm import LLMClient
-from mem0_judge._servicer import SERVICE_FULL_NAME, JudgeServicer
+from mem0_judge._servicer import LLM_HEALTH_SERVICE, SERVICE_FULL_NAME, JudgeServicer
 from mem0_judge._settings import JudgeSettings
 from mem0mcp.judge.v1 import judge_pb2_grpc
+
+_log = logging.getLogger("mem0_judge")
 
 
 def llm_client(settings: JudgeSettings) -> LLMClient | None:
@@ -23,22 +28,28 @@ def llm_client(settings: JudgeSettings) -> LLMClient | None:
         timeout_seconds=settings.llm_timeout_seconds,
         max_retries=settings.llm_max_retries,
         max_concurrency=settings.llm_max_concurrency,
-        json_mode=settings.llm_json_mode,
+        response_format=settings.llm_response_format,
     )
 
 
 class JudgeServer(GrpcServer):
-    """The shared gRPC server, plus the LLM client it owns and the judge's health rule.
+    """The shared gRPC server, plus the LLM client it owns and the judge's health rules.
 
     `start()` reports the judge service NOT_SERVING when no LLM is configured (the process itself
-    is healthy), so `serve_until_signalled` can run it like any other service.
+    is healthy), so `serve_until_signalled` can run it like any other service. The second name,
+    `LLM_HEALTH_SERVICE`, follows the LLM's recent calls (see `mem0_judge._health`).
     """
 
     def __init__(self, settings: JudgeSettings, llm: LLMClient | None) -> None:
+        self.llm_health = LLMHealth(settings.llm_degraded_after_failures)
         judge = (
             None
             if llm is None
-            else Judge(llm, TTLCache[str](settings.cache_size, settings.cache_ttl_seconds))
+            else Judge(
+                llm,
+                TTLCache[str](settings.cache_size, settings.cache_ttl_seconds),
+                self.llm_health,
+            )
         )
         registration = ServiceRegistration(
             SERVICE_FULL_NAME,
@@ -52,6 +63,20 @@ class JudgeServer(GrpcServer):
     async def start(self) -> None:
         await super().start()
         await self.set_serving(SERVICE_FULL_NAME, self.llm is not None)
+        await self.set_serving(LLM_HEALTH_SERVICE, self.llm is not None and self.llm_health.healthy)
+        self.llm_health.listen(self._llm_health_changed)
+
+    async def _llm_health_changed(self, healthy: bool) -> None:
+        _log.log(
+            logging.INFO if healthy else logging.WARNING,
+            "LLM %s: health reports %s %s",
+            "answering again"
+            if healthy
+            else f"failed its last {self.settings.llm_degraded_after_failures} calls",
+            LLM_HEALTH_SERVICE,
+            "SERVING" if healthy else "NOT_SERVING (degraded)",
+        )
+        await self.set_serving(LLM_HEALTH_SERVICE, healthy)
 
     async def close_llm(self) -> None:
         if self.llm is not None:

@@ -39,6 +39,11 @@ from mem0mcp.judge.v1 import judge_pb2, judge_pb2_grpc
 
 SERVICE_FULL_NAME: str = judge_pb2.DESCRIPTOR.services_by_name["JudgeService"].full_name
 
+#: Health-service name of the LLM behind the judge: NOT_SERVING after its last calls failed
+#: (`JUDGE_LLM_DEGRADED_AFTER_FAILURES`), SERVING again on the next success. Not a gRPC service:
+#: only the health service knows it. See `mem0_judge._health`.
+LLM_HEALTH_SERVICE = f"{SERVICE_FULL_NAME}.llm"
+
 NOT_CONFIGURED_MESSAGE = (
     "judging unavailable: no LLM configured (set JUDGE_LLM_BASE_URL and JUDGE_LLM_MODEL)"
 )

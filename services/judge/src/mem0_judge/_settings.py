@@ -8,6 +8,7 @@ from pydantic import AliasChoices, Field, FilePath, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from mem0_common import GrpcServiceSettings
+from mem0_judge._llm import ResponseFormat
 
 
 class JudgeSettings(GrpcServiceSettings):
@@ -54,10 +55,12 @@ class JudgeSettings(GrpcServiceSettings):
         "otherwise.",
     )
     llm_timeout_seconds: float = Field(
-        default=10.0,
+        default=30.0,
         gt=0,
         description="Per-attempt timeout of one LLM HTTP call; the caller's gRPC deadline, when "
-        "shorter, wins.",
+        "shorter, wins. A hosted model answers in 1-3 s; a small model on 2 CPU cores needs "
+        "8-11 s per verdict, so give a local model 60 (and the bridge's "
+        "`MEM0_JUDGE_TIMEOUT_SECONDS` as much).",
     )
     llm_max_retries: int = Field(
         default=2,
@@ -72,10 +75,19 @@ class JudgeSettings(GrpcServiceSettings):
         description="LLM calls in flight at once; further calls queue (within their deadline), "
         "so a burst of agents cannot trip the provider's rate limit.",
     )
-    llm_json_mode: bool = Field(
-        default=True,
-        description="Ask for `response_format: json_object`; turn off for endpoints that reject "
-        "it (answers are parsed leniently either way).",
+    llm_response_format: ResponseFormat = Field(
+        default="json_object",
+        description="How to ask for JSON: `json_object` (OpenAI JSON mode), "
+        "`json_object_schema` (`json_object` with a `schema`: llama.cpp and llama-cpp-python "
+        "turn it into a grammar), `json_schema` (OpenAI structured outputs, vLLM, Ollama) or "
+        "`none` for endpoints that reject the field; answers are validated either way.",
+    )
+    llm_degraded_after_failures: int = Field(
+        default=3,
+        ge=1,
+        description="Consecutive failed LLM calls after which health reports "
+        "`mem0mcp.judge.v1.JudgeService.llm` NOT_SERVING (degraded); the next success "
+        "reports it SERVING again.",
     )
     cache_size: int = Field(
         default=1024, ge=0, description="Rewrites kept in the LRU cache; 0 disables caching."

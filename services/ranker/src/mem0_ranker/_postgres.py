@@ -211,7 +211,8 @@ class PostgresStore(SqlStore):
             await conn.execute(
                 "INSERT INTO ranker_pending"
                 " (memory_id, scope, reason, marked_at, leased_until, attempts)"
-                " VALUES (%s, %s, %s, %s, 0, 0) ON CONFLICT (memory_id) DO NOTHING",
+                " VALUES (%s, %s, %s, %s, 0, 0)"
+                " ON CONFLICT (memory_id) DO UPDATE SET leased_until = 0",
                 (memory_id, scope, reason, now),
             )
 

@@ -1,0 +1,94 @@
+"""Turning the judge's verdicts into one memory per fact, for an add and for a later reconcile.
+
+Every candidate the judge names is folded, not only the first: a restatement keeps the closest
+SAME memory and removes the other copies (SAME and SUPERSEDES alike: an older value of a fact
+that is restated is stale); a change rewrites the closest SUPERSEDES memory in place (same id,
+history kept) and removes the other old values. Removed memories are deleted through mem0 (so
+their history records the deletion) and their mentions are carried over to the survivor.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from mem0_bridge._core import Core
+from mem0_bridge._grpc import PeerFailure, skipped
+from mem0_bridge._judge import Verdict
+from mem0_bridge._mem0 import Mem0Error, Memory
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the verdicts mean: keep `survivor` (reinforced, or rewritten to the new text) and
+    remove `removed`; `kind` None means the fact is new."""
+
+    kind: Literal["same", "supersedes"] | None
+    survivor: Memory | None = None
+    removed: tuple[Memory, ...] = ()
+
+
+def decide(candidates: Sequence[Memory], verdicts: Mapping[str, Verdict]) -> Decision:
+    """The decision for verdicts on `candidates` (closest first, as mem0 ranked them)."""
+    same = [c for c in candidates if verdicts.get(c.id) is Verdict.SAME]
+    older = [c for c in candidates if verdicts.get(c.id) is Verdict.SUPERSEDES]
+    if same:
+        return Decision("same", same[0], tuple(same[1:] + older))
+    if older:
+        return Decision("supersedes", older[0], tuple(older[1:]))
+    return Decision(None)
+
+
+@dataclass
+class Folded:
+    """What applying a decision did."""
+
+    survivor: Memory
+    #: Ids actually removed (a copy someone else deleted first is not listed).
+    removed: list[str] = field(default_factory=list)
+    mentions: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+async def apply(core: Core, decision: Decision, text: str, namespace: str) -> Folded:
+    """Carry out a same/supersedes decision for the fact `text` in `namespace`.
+
+    The caller holds the namespace's scope lock. A mem0 failure while rewriting the survivor
+    propagates (nothing else was changed yet); one while removing a copy leaves that copy in
+    place, with a note, and the rest done.
+    """
+    survivor = decision.survivor
+    if survivor is None or decision.kind is None:
+        raise ValueError("apply() needs a same or supersedes decision")
+    rscope = core.rscope(namespace)
+    folded = Folded(survivor)
+    if decision.kind == "supersedes":
+        await core.mem0.update(survivor.id, text)
+        failure = await core.ranker.record_stored(rscope, text, survivor.id, replaces=True)
+        folded.notes += skipped(failure, "the new text was not recorded for dedupe")
+    for copy in decision.removed:
+        try:
+            await core.mem0.delete(copy.id)
+        except Mem0Error as exc:
+            if exc.status != 404:  # 404: already gone, which is what removing wanted
+                logger.warning("could not remove copy %s of %s: %s", copy.id, survivor.id, exc)
+                folded.notes.append(f"copy {copy.id} could not be removed: {exc}")
+                continue
+        folded.removed.append(copy.id)
+    if folded.removed:
+        carried = await core.ranker.fold(rscope, survivor.id, folded.removed)
+        folded.notes += skipped(carried, "mentions of the removed copies were lost")
+        if not isinstance(carried, PeerFailure):
+            folded.mentions = carried
+    if decision.kind == "same":
+        reinforced = await core.ranker.reinforce(rscope, survivor.id)
+        folded.notes += skipped(reinforced, "the mention was not counted")
+        if not isinstance(reinforced, PeerFailure):
+            folded.mentions = reinforced.mentions
+            if not reinforced.counted:
+                folded.notes.append("mention already counted recently (debounced)")
+    return folded

@@ -1,0 +1,136 @@
+"""The background reconciler: judges, later, the facts stored while no verdict could be had.
+
+An add that could not be judged (judge down, too slow, a broken call) is stored and marked
+pending with the ranker, which keeps the queue durably for every bridge replica. This task
+leases a few pending memories at a time, oldest first, and judges each against the memories of
+its scope stored before it, exactly as the add would have: a restatement reinforces the older
+memory and is removed, a change rewrites the older memory in place and is removed, and a new
+fact stays. It runs without any client call, and only while the judge can give verdicts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+
+import anyio
+from prometheus_client import Counter as PromCounter
+
+from mem0_bridge._adding import candidates, verdicts_on
+from mem0_bridge._core import Core
+from mem0_bridge._grpc import PeerFailure
+from mem0_bridge._mem0 import Mem0Error, Memory
+from mem0_bridge._ranker import PendingMemory
+from mem0_bridge._reconcile import Decision, apply, decide
+from mem0_bridge._render import newest_time
+
+logger = logging.getLogger(__name__)
+
+RECONCILED = PromCounter(
+    "mem0_bridge_reconciled_total",
+    "Memories stored without a verdict and reconciled later, by outcome.",
+    ["outcome"],
+)
+
+#: Memories leased per round; small, so a slow judge holds few leases at once.
+BATCH = 8
+#: How long a lease lasts: a bridge that dies mid-round frees its memories after this.
+LEASE_SECONDS = 30.0
+#: Pause between rounds that found nothing to do (or could not judge).
+IDLE_SECONDS = 1.0
+
+
+@dataclass
+class ReconcilerStats:
+    """What the reconciler did since this bridge started (for selftest and /readyz)."""
+
+    outcomes: Counter[str] = field(default_factory=Counter)
+    last_error: str | None = None
+
+
+class Reconciler:
+    def __init__(self, core: Core) -> None:
+        self._core = core
+        self.stats = ReconcilerStats()
+
+    async def run(self) -> None:
+        """Reconcile forever (until cancelled), resting while there is nothing to do."""
+        while True:
+            try:
+                done = await self.run_once()
+            except Exception as exc:  # one bad round must not end reconciling for good
+                logger.exception("reconcile round failed")
+                self.stats.last_error = f"{type(exc).__name__}: {exc}"
+                done = 0
+            if not done:
+                await anyio.sleep(IDLE_SECONDS)
+
+    async def run_once(self) -> int:
+        """One round: lease a batch and reconcile it; the number of memories settled."""
+        core = self._core
+        if await core.judge.usable() is not None:
+            return 0
+        claimed = await core.ranker.claim_pending(BATCH, LEASE_SECONDS)
+        if isinstance(claimed, PeerFailure):
+            return 0
+        settled = 0
+        for index, pending in enumerate(claimed):
+            outcome = await self._reconcile(pending)
+            if outcome is None:  # no verdict now: hand the rest back, to be tried again
+                for unsettled in claimed[index:]:
+                    await core.ranker.mark_pending(
+                        unsettled.scope, unsettled.memory_id, unsettled.reason
+                    )
+                break
+            RECONCILED.labels(outcome).inc()
+            self.stats.outcomes[outcome] += 1
+            settled += 1
+        return settled
+
+    async def _reconcile(self, pending: PendingMemory) -> str | None:
+        """Settle one pending memory; its outcome, or None when the judge could not answer."""
+        core = self._core
+        async with core.scope_locks.hold(pending.scope):
+            try:
+                memory = await core.mem0.get(pending.memory_id)
+            except Mem0Error as exc:
+                if exc.status != 404:
+                    raise
+                memory = None
+            if memory is None or memory.run_id is None:
+                await core.ranker.resolve_pending([pending.memory_id])
+                return "gone"
+            outcome = await self._judged(memory, memory.run_id)
+            if outcome is not None:
+                await core.ranker.resolve_pending([pending.memory_id])
+            return outcome
+
+    async def _judged(self, memory: Memory, namespace: str) -> str | None:
+        core = self._core
+        older = [
+            c
+            for c in await candidates(core, memory.text, namespace)
+            if c.id != memory.id and _stored_before(c, memory)
+        ]
+        if not older:
+            return "new"
+        verdicts = await verdicts_on(core, memory.text, older)
+        if isinstance(verdicts, PeerFailure):
+            return None
+        decision = decide(older, verdicts)
+        if decision.kind is None or decision.survivor is None:
+            return "new"
+        # The pending memory goes too: the older memory keeps the fact (and its id and history).
+        whole = Decision(decision.kind, decision.survivor, (*decision.removed, memory))
+        text = memory.text if decision.kind == "supersedes" else decision.survivor.text
+        await apply(core, whole, text, namespace)
+        return "restated" if decision.kind == "same" else "changed"
+
+
+def _stored_before(candidate: Memory, memory: Memory) -> bool:
+    """Was `candidate` created before `memory`? A pending memory is judged only against those,
+    as its add would have been; ties (and missing times) count as before."""
+    mine = newest_time(memory.created_at, None)
+    theirs = newest_time(candidate.created_at, None)
+    return mine is None or theirs is None or theirs <= mine

@@ -1,0 +1,139 @@
+"""memory_search: one over-fetching mem0 search, the rewritten question beside it, reranked.
+
+The raw query and the statement a question is rewritten to (within the latency budget) are
+searched concurrently, merged by id, and reranked by the ranker; whatever a helper cannot do
+(judge down, over budget, ranker down) leaves mem0's results standing, with a note.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import anyio
+
+from mem0_bridge._core import Core, both, to_hit
+from mem0_bridge._grpc import PeerFailure
+from mem0_bridge._inputs import check_text, same_text
+from mem0_bridge._mem0 import Mem0Error, Memory
+from mem0_bridge._models import SearchResult
+from mem0_bridge._ranker import RankCandidate
+from mem0_bridge._scopes import is_pin_namespace
+
+logger = logging.getLogger(__name__)
+
+#: Upper bound of one search's top_k, whatever limit x overfetch asks for.
+SEARCH_CAP = 200
+
+OVER_BUDGET = "question rewrite skipped: it did not fit the latency budget"
+UNRERANKED = "results are in mem0's similarity order, without mention and recency reranking"
+
+
+@dataclass
+class _Rewritten:
+    """The rewritten query's hits, the statement searched, and what is worth telling."""
+
+    hits: list[Memory] = field(default_factory=list)
+    statement: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+async def search(
+    core: Core, query: str, namespaces: Sequence[str] | None, limit: int
+) -> SearchResult:
+    """Search `namespaces` (None: all of the user's, pins excluded) for `query`."""
+    query = check_text(query, "query")
+    top_k = min(limit * core.settings.search_overfetch, SEARCH_CAP)
+    raw, rewritten = await both(
+        functools.partial(
+            core.mem0.search, query, user_id=core.user_id, run_id=namespaces, top_k=top_k
+        ),
+        functools.partial(rewritten_search, core, query, namespaces, top_k),
+    )
+    merged: dict[str, Memory] = {}
+    for memory in [*raw, *rewritten.hits]:
+        if is_pin_namespace(memory.run_id):
+            continue
+        best = merged.get(memory.id)
+        if best is None or (memory.score or 0.0) > (best.score or 0.0):
+            merged[memory.id] = memory
+    ordered = sorted(merged.values(), key=lambda m: m.score or 0.0, reverse=True)
+    notes = list(rewritten.notes)
+    ranked = (
+        await core.ranker.rerank(
+            [
+                RankCandidate(
+                    memory_id=m.id,
+                    similarity=m.score or 0.0,
+                    created_at=m.created_at or "",
+                    updated_at=m.updated_at or "",
+                )
+                for m in ordered
+            ],
+            limit,
+        )
+        if ordered
+        else []
+    )
+    if isinstance(ranked, PeerFailure):
+        notes.append(ranked.note(UNRERANKED))
+        hits = [to_hit(m, score=m.score) for m in ordered[:limit]]
+    else:
+        hits = [
+            to_hit(merged[r.memory_id], score=r.score, mentions=r.mentions)
+            for r in ranked
+            if r.memory_id in merged
+        ][:limit]
+    return SearchResult(
+        query=query,
+        rewritten_query=rewritten.statement,
+        reranked=not isinstance(ranked, PeerFailure),
+        hits=hits,
+        notes=notes,
+    )
+
+
+async def rewritten_search(
+    core: Core, query: str, namespaces: Sequence[str] | None, top_k: int
+) -> _Rewritten:
+    """Search the statement that would answer a question, within the latency budget.
+
+    Best effort: whatever goes wrong (judge down, slow, mem0 failing on this second search)
+    leaves the raw query's results standing, with a note when worth telling.
+    """
+    budget = core.settings.rewrite_budget_ms / 1000
+    started = anyio.current_time()
+    statement = await _statement(core, query, budget)
+    if not isinstance(statement, str):
+        return statement
+    # The gRPC deadline bounded the rewrite; the rest of the budget bounds this search (an httpx
+    # call cancels cleanly, a cancelled gRPC call may not).
+    with anyio.move_on_after(budget - (anyio.current_time() - started)):
+        try:
+            found = await core.mem0.search(
+                statement, user_id=core.user_id, run_id=namespaces, top_k=top_k
+            )
+        except Mem0Error as exc:
+            logger.warning("search of the rewritten query failed: %s", exc)
+            return _Rewritten()
+        return _Rewritten(hits=found, statement=statement)
+    return _Rewritten(notes=[OVER_BUDGET])
+
+
+async def _statement(core: Core, query: str, budget: float) -> str | _Rewritten:
+    """The statement worth searching besides `query`, or the (empty) outcome without one.
+
+    A budget of 0 means no rewrite at all, not a call that is bound to miss its deadline.
+    """
+    if not core.settings.query_rewrite or budget <= 0 or await core.judge.usable() is not None:
+        return _Rewritten()
+    answer = await core.judge.rewrite(query, deadline=budget)
+    if isinstance(answer, PeerFailure):
+        if answer.timed_out:
+            return _Rewritten(notes=[OVER_BUDGET])
+        return _Rewritten(notes=[answer.note("the question was searched as asked, not rewritten")])
+    if answer is None or same_text(answer, query):
+        return _Rewritten()
+    return answer

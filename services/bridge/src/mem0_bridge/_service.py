@@ -1,0 +1,168 @@
+"""The memory operations behind the tools, independent of MCP: one small facade over the
+operation modules, which turns who is calling (`Where`) into the namespaces each may touch.
+
+Adds reconcile instead of piling up (`_adding`), searches over-fetch and rerank
+(`_searching`), lists and pins read what the scope allows (`_listing`, `_pins`), by-id calls are
+confined to the caller's namespaces (`_by_id`), and the `Reconciler` settles in the background
+what was stored while the judge could not answer. The ranker and judge are helpers: when they
+fail, the operation still completes and the result's notes say what was skipped.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+
+from mem0_bridge import _adding, _by_id, _listing, _pins, _searching
+from mem0_bridge._by_id import Readable
+from mem0_bridge._core import Core
+from mem0_bridge._errors import BridgeError
+from mem0_bridge._grpc import skipped
+from mem0_bridge._inputs import check_reset_token
+from mem0_bridge._judge import JudgeClient
+from mem0_bridge._mem0 import Mem0Client, Mem0Error
+from mem0_bridge._models import (
+    AddResult,
+    ChangeResult,
+    HistoryResult,
+    ListResult,
+    PinResult,
+    PinsResult,
+    ResetResult,
+    SearchResult,
+)
+from mem0_bridge._ranker import RankerClient
+from mem0_bridge._reconciler import Reconciler
+from mem0_bridge._scopes import (
+    GLOBAL,
+    PIN_PREFIX,
+    PINS_GLOBAL,
+    PinScope,
+    Scope,
+    pin_namespace,
+    read_namespaces,
+    write_namespace,
+)
+from mem0_bridge._settings import BridgeSettings
+
+
+@dataclass(frozen=True)
+class Where:
+    """Who the call is for: a scope key (a hard boundary) and the project, if known."""
+
+    key: str | None
+    project: str | None
+
+    def readable(self, *, pins: bool) -> Readable:
+        """The namespaces a by-id call with these arguments may reach: the key's alone, else
+        the project's and global's, and with `pins` their pin namespaces too (so that unpin can
+        tell an ordinary memory of the caller's from an unknown id)."""
+        if self.key is not None:
+            plain = {self.key}
+        else:
+            plain = {GLOBAL} if self.project is None else {GLOBAL, self.project}
+        allowed = plain | {f"{PIN_PREFIX}{n}" for n in plain} if pins else plain
+        return allowed.__contains__
+
+
+class MemoryService:
+    def __init__(
+        self,
+        settings: BridgeSettings,
+        mem0: Mem0Client,
+        ranker: RankerClient,
+        judge: JudgeClient,
+    ) -> None:
+        self.core = Core(settings, mem0, ranker, judge)
+        self.reconciler = Reconciler(self.core)
+
+    @property
+    def settings(self) -> BridgeSettings:
+        return self.core.settings
+
+    @property
+    def mem0(self) -> Mem0Client:
+        return self.core.mem0
+
+    @property
+    def ranker(self) -> RankerClient:
+        return self.core.ranker
+
+    @property
+    def judge(self) -> JudgeClient:
+        return self.core.judge
+
+    @property
+    def user_id(self) -> str:
+        return self.core.user_id
+
+    async def add(self, text: str, scope: Scope, where: Where) -> AddResult:
+        namespace = write_namespace(scope, where.key, where.project)
+        return await _adding.add(self.core, text, namespace)
+
+    async def search(self, query: str, scope: Scope, limit: int, where: Where) -> SearchResult:
+        namespaces = read_namespaces(scope, where.key, where.project, merge_global=True)
+        return await _searching.search(self.core, query, namespaces, limit)
+
+    async def list_scope(self, scope: Scope, limit: int, where: Where) -> ListResult:
+        namespaces = read_namespaces(scope, where.key, where.project, merge_global=False)
+        return await _listing.list_scope(self.core, namespaces, limit)
+
+    async def recent(self, scope: Scope, limit: int, where: Where) -> ListResult:
+        namespaces = read_namespaces(scope, where.key, where.project, merge_global=False)
+        return await _listing.recent(self.core, namespaces, limit)
+
+    async def pin(self, text: str, scope: PinScope, where: Where) -> PinResult:
+        return await _pins.pin(self.core, text, pin_namespace(scope, where.key, where.project))
+
+    async def pins(self, where: Where) -> PinsResult:
+        local_name = where.key if where.key is not None else where.project
+        local = None if local_name is None else pin_namespace("local", where.key, where.project)
+        # Under a scope key global pins are out of bounds, like everything outside the key.
+        global_pins = None if where.key is not None else PINS_GLOBAL
+        return await _pins.pins(self.core, global_pins, local, local_name)
+
+    async def unpin(self, memory_id: str, where: Where) -> ChangeResult:
+        return await _by_id.unpin(self.core, memory_id, where.readable(pins=True))
+
+    async def update(self, memory_id: str, text: str, where: Where) -> ChangeResult:
+        return await _by_id.update(self.core, memory_id, text, where.readable(pins=False))
+
+    async def delete(self, memory_id: str, where: Where) -> ChangeResult:
+        return await _by_id.delete(self.core, memory_id, where.readable(pins=False))
+
+    async def history(self, memory_id: str, where: Where) -> HistoryResult:
+        return await _by_id.history(self.core, memory_id, where.readable(pins=False))
+
+    async def reset(self, reset_token: str | None) -> ResetResult:
+        """Wipe everything, only for the reset token this bridge holds.
+
+        The bridge checks the token itself (in constant time) before anything is sent: mem0's
+        official server does not know `X-Reset-Token` and wipes on any call with the admin key.
+        The token is still forwarded, for servers that check it too (mem0-local).
+        """
+        expected = self.settings.reset_secret()
+        if expected is None:
+            raise BridgeError(
+                "memory_reset is disabled on this bridge: the operator must set MEM0_RESET_TOKEN "
+                "(or MEM0_RESET_TOKEN_FILE) to enable it. Nothing was sent."
+            )
+        token = check_reset_token(reset_token)
+        if not hmac.compare_digest(token.encode(), expected.encode()):
+            raise BridgeError(
+                "the reset token is wrong; nothing was wiped. Ask the user to check the token, "
+                "or drop the reset."
+            )
+        try:
+            await self.mem0.reset(token)
+        except Mem0Error as exc:
+            if exc.status in (401, 403):
+                raise BridgeError(
+                    "mem0 refused the reset; nothing was wiped. The mem0 server's own reset "
+                    "token or admin key differs from this bridge's; tell the operator."
+                ) from exc
+            raise
+        failure = await self.ranker.forget(everything=True)
+        return ResetResult(
+            reset=True, notes=skipped(failure, "its mention and dedupe records were not cleared")
+        )

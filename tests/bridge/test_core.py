@@ -297,3 +297,19 @@ async def test_reset_with_the_bridges_token_wipes(core: Core) -> None:
     await core.add("The API port is 8080")
     assert (await core.service.reset("the-reset-token")).reset is True
     assert core.mem0.memories == {}
+
+
+# --- readiness tells a judge whose LLM fails from one that serves ------------------------------
+
+
+async def test_readiness_shows_a_judge_whose_llm_failed_as_degraded(core: Core) -> None:
+    from grpc_health.v1 import health_pb2  # noqa: PLC0415
+
+    from mem0_bridge._server import _readiness  # noqa: PLC0415
+    from tests.fakes.scripted_judge import SERVICE  # noqa: PLC0415
+
+    assert (await _readiness(core.service))["judge"] == "serving"
+    await core.judge.health.set(f"{SERVICE}.llm", health_pb2.HealthCheckResponse.NOT_SERVING)
+    assert (await _readiness(core.service))["judge"].startswith("degraded: its LLM failed")
+    await core.judge.set_llm(has_llm=False)
+    assert (await _readiness(core.service))["judge"].startswith("no LLM configured")

@@ -20,9 +20,17 @@ import httpx
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context, ListRoots, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types import (
+    CallToolResult,
+    ListRootsRequest,
+    ListRootsResult,
+    TextContent,
+    ToolAnnotations,
+)
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -143,15 +151,36 @@ def _fixed_project(state: AppState) -> str | None:
     return state.settings.project or state.derived_project
 
 
-async def _client_roots(ctx: Context, project: str | None, key: str | None) -> ListRoots | None:
-    """Ask the client for its roots only when nothing else names the project."""
+async def _client_roots(
+    ctx: Context, project: str | None, key: str | None
+) -> ListRoots | ListRootsResult | None:
+    """Ask the client for its roots only when nothing else names the project.
+
+    Where the session can ask the client directly, the bridge does, so that roots the SDK's
+    model refuses (a root that is not a `file://` URI) are ignored with a note in the log rather
+    than failing the call with a traceback; the project is then unknown, and a call that needs
+    one says how to name it. Otherwise the framework asks (the input-required flow).
+    """
     state = _state(ctx)
     if project or key or state.settings.scope_key or _fixed_project(state):
         return None
     capabilities = ctx.client_capabilities
     if capabilities is None or capabilities.roots is None:
         return None
-    return ListRoots()
+    if not ctx.session.can_send_request:
+        return ListRoots()
+    try:
+        roots: ListRootsResult = await ctx.session.send_request(
+            ListRootsRequest(),
+            ListRootsResult,
+            metadata=ServerMessageMetadata(related_request_id=ctx.request_context.request_id),
+        )
+    except (ValidationError, MCPError) as exc:
+        logger.info(
+            "client roots ignored (they name no file:// folder): %s", str(exc).splitlines()[0]
+        )
+        return None
+    return roots
 
 
 RootsArg = Annotated[ListRootsResult | None, Resolve(_client_roots)]

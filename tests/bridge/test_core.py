@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 
 from mem0_bridge import BridgeError, BridgeSettings
 from mem0_bridge._judge import JudgeClient
@@ -50,6 +51,10 @@ def port_rule(fact: str, text: str) -> judge_pb2.Verdict.ValueType:
     if len(subject(fact) & subject(text)) < 2:
         return UNRELATED
     return SAME if numbers(fact) == numbers(text) else SUPERSEDES
+
+
+def _counter(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
 @dataclass
@@ -177,9 +182,12 @@ async def test_adds_stored_while_the_judge_was_down_are_reconciled_when_it_is_ba
     core: Core,
 ) -> None:
     await core.add("The API port is 8080")
+    unjudged_before = _counter("mem0_bridge_unjudged_adds_total")
+    changed_before = _counter("mem0_bridge_reconciled_total", outcome="changed")
     core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
     restated = await core.add("The API port is now 8080")
     changed = await core.add("The API port is 9000")
+    assert _counter("mem0_bridge_unjudged_adds_total") - unjudged_before == 2
     assert restated["action"] == changed["action"] == "added"
     assert any("reconciled when the judge answers" in n for n in changed["notes"])  # type: ignore[attr-defined]
     assert len(core.mem0.texts("alpha")) == 3
@@ -192,6 +200,7 @@ async def test_adds_stored_while_the_judge_was_down_are_reconciled_when_it_is_ba
     assert core.mem0.texts("alpha") == ["The API port is 9000"]
     assert core.service.reconciler.stats.outcomes["restated"] == 1
     assert core.service.reconciler.stats.outcomes["changed"] == 1
+    assert _counter("mem0_bridge_reconciled_total", outcome="changed") - changed_before == 1
     stats = await core.service.ranker.stats()
     assert isinstance(stats, Stats)
     assert stats.pending == 0

@@ -120,7 +120,8 @@ def test_base_image_is_python_3_11_slim(service: Service) -> None:
         if item.keyword != "FROM":
             continue
         image = item.arguments.split()[0]
-        if image.startswith("${") and image.endswith("}"):
+        # An argument's default may name another argument (TORCH_WHEELS_IMAGE=${PYTHON_IMAGE}).
+        while image.startswith("${") and image.endswith("}"):
             image = arguments[image[2:-1]]
         assert image == "python:3.11-slim"
 

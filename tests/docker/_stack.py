@@ -101,6 +101,7 @@ class Stack:
     containers: dict[str, DockerContainer] = field(default_factory=dict)
     rankers: list[Replica] = field(default_factory=list)
     judges: list[Replica] = field(default_factory=list)
+    removed: set[int] = field(default_factory=set)
 
     @property
     def bridge_url(self) -> str:
@@ -134,9 +135,12 @@ class Stack:
         return container
 
     def _stop(self, key: str, container: DockerContainer) -> None:
+        """Remove `container` once: a recreated one is removed early, not again at the end."""
         if self.containers.get(key) is container:
             del self.containers[key]
-        container.stop()
+        if id(container) not in self.removed:
+            self.removed.add(id(container))
+            container.stop()
 
     def start_llm(self) -> None:
         # The bridge image carries uvicorn and starlette, all the fake needs; the tests folder

@@ -38,7 +38,10 @@ def _project() -> str:
 
 def test_the_bridge_reports_mem0_ranker_and_judge_ready(stack: Stack) -> None:
     readiness = stack.readiness()
-    assert readiness.get("ready") is True, readiness
+    assert readiness == {
+        "status": "ready",
+        "checks": {"mem0": "ok", "ranker": "serving", "judge": "serving"},
+    }
 
 
 async def test_every_tool_answers_over_http_from_the_host(stack: Stack) -> None:

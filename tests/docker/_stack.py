@@ -30,6 +30,8 @@ POSTGRES_PASSWORD = "docker-suite-password"  # noqa: S105 - a throwaway test dat
 API_KEY = "docker-suite-api-key"
 RESET_TOKEN = "docker-suite-reset-token"  # noqa: S105
 BEARER_TOKEN = "docker-suite-bearer-token"  # noqa: S105
+#: Metrics bound beyond a container's loopback must be behind a token (the services insist).
+METRICS_TOKEN = "docker-suite-metrics-token"  # noqa: S105
 LLM_URL = "http://llm:8080/v1"
 STARTUP_TIMEOUT = 300
 
@@ -66,7 +68,11 @@ _PROBES = frozenset({"Check", "Watch"})
 
 def served_calls(metrics_url: str) -> int:
     """gRPC calls a replica served, from its Prometheus counter, health probes excluded."""
-    text = httpx.get(metrics_url, timeout=10).text
+    answer = httpx.get(
+        metrics_url, headers={"Authorization": f"Bearer {METRICS_TOKEN}"}, timeout=10
+    )
+    answer.raise_for_status()
+    text = answer.text
     total = 0.0
     for sample in _SAMPLE.finditer(text):
         labels = dict(re.findall(r'(\w+)="([^"]*)"', sample["labels"]))
@@ -194,6 +200,8 @@ class Stack:
             DockerContainer(self.images.ranker)
             .with_env("RANKER_DATABASE_URL", _database_url("ranker"))
             .with_env("RANKER_REINFORCE_DEBOUNCE_SECONDS", "0")
+            .with_env("RANKER_METRICS_HOST", "0.0.0.0")
+            .with_env("RANKER_METRICS_TOKEN", METRICS_TOKEN)
             .with_exposed_ports(9151)
         )
         self._start(f"ranker-{index}", container, "ranker", health=self.images.ranker)
@@ -205,6 +213,8 @@ class Stack:
             .with_env("JUDGE_LLM_BASE_URL", LLM_URL)
             .with_env("JUDGE_LLM_MODEL", "fake-model")
             .with_env("JUDGE_LLM_API_KEY", "fake-key")
+            .with_env("JUDGE_METRICS_HOST", "0.0.0.0")
+            .with_env("JUDGE_METRICS_TOKEN", METRICS_TOKEN)
             .with_exposed_ports(9152)
         )
         self._start(f"judge-{index}", container, "judge", health=self.images.judge)
@@ -219,6 +229,7 @@ class Stack:
             "MEM0_RANKER_ADDRESS": "ranker:50051",
             "MEM0_JUDGE_ADDRESS": "judge:50052",
             "MEM0_HTTP_BEARER_TOKEN": BEARER_TOKEN,
+            "MEM0_RESET_TOKEN": RESET_TOKEN,
             # Generous on a shared 2-core machine, as the in-process stack's settings are.
             "MEM0_REWRITE_BUDGET_MS": "15000",
             "MEM0_RANKER_TIMEOUT_SECONDS": "15",

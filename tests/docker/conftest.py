@@ -10,6 +10,7 @@ reported as a failure: a CI run that did not exercise real containers has not pa
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
@@ -65,16 +66,41 @@ def pytest_runtest_makereport(
     return report
 
 
+def _unreachable(address: str) -> str | None:
+    """Why nothing listens at a `unix://` or `tcp://` engine address, or None.
+
+    Asked with a plain socket first: docker-py's own probe leaves its socket open when it fails,
+    which this suite's warnings-as-errors would turn into an unrelated error.
+    """
+    scheme, _, rest = address.partition("://")
+    try:
+        if scheme == "unix":
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                probe.settimeout(5)
+                probe.connect(rest)
+        elif scheme == "tcp":
+            host, _, port = rest.rpartition(":")
+            socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as error:
+        return str(error)
+    return None
+
+
 @pytest.fixture(scope="session")
 def docker_engine() -> Iterator[docker.DockerClient]:
     """A client of the engine DOCKER_HOST names (scripts/provision-docker.sh prints it)."""
-    try:
-        client = docker.from_env()
-        client.ping()
-    except DockerException as error:
-        where = os.environ.get("DOCKER_HOST", "the default socket")
+    address = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    problem = _unreachable(address)
+    client: docker.DockerClient | None = None
+    if problem is None:
+        try:
+            client = docker.from_env()
+            client.ping()
+        except DockerException as error:
+            problem = str(error)
+    if problem is not None or client is None:
         pytest.skip(
-            f"no Docker engine answers at {where} ({error}); "
+            f"no Docker engine answers at {address} ({problem}); "
             'run `make test-docker` or `eval "$(scripts/provision-docker.sh)"` first'
         )
     try:

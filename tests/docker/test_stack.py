@@ -59,12 +59,18 @@ async def test_every_tool_answers_over_http_from_the_host(stack: Stack) -> None:
         recent = await call(client, "memory_recent", project=project)
         pinned = await call(client, "memory_pin", text="Never deploy on Fridays.", project=project)
         pins = await call(client, "memory_pins", project=project)
-        unpinned = await call(client, "memory_unpin", memory_id=pinned["pin"]["id"])
-        updated = await call(
-            client, "memory_update", memory_id=memory_id, text="The billing API listens on 7071."
+        unpinned = await call(
+            client, "memory_unpin", memory_id=pinned["pin"]["id"], project=project
         )
-        history = await call(client, "memory_history", memory_id=memory_id)
-        deleted = await call(client, "memory_delete", memory_id=memory_id)
+        updated = await call(
+            client,
+            "memory_update",
+            memory_id=memory_id,
+            text="The billing API listens on 7071.",
+            project=project,
+        )
+        history = await call(client, "memory_history", memory_id=memory_id, project=project)
+        deleted = await call(client, "memory_delete", memory_id=memory_id, project=project)
         after_delete = await call(client, "memory_list", project=project)
         await call(client, "memory_add", text="Reset must wipe this fact.", project=project)
         reset = await call(client, "memory_reset", reset_token=RESET_TOKEN)

@@ -200,6 +200,10 @@ class Stack:
             DockerContainer(self.images.ranker)
             .with_env("RANKER_DATABASE_URL", _database_url("ranker"))
             .with_env("RANKER_REINFORCE_DEBOUNCE_SECONDS", "0")
+            # Each replica caches mention rows for up to a second (by design: another replica's
+            # write shows that late); the tests read counts right after writing them through
+            # either replica, so they read the database itself.
+            .with_env("RANKER_MENTION_CACHE_TTL_SECONDS", "0")
             .with_env("RANKER_METRICS_HOST", "0.0.0.0")
             .with_env("RANKER_METRICS_TOKEN", METRICS_TOKEN)
             .with_exposed_ports(9151)

@@ -262,7 +262,12 @@ class Stack:
             ).wait_until_ready(container)
 
     def readiness(self) -> dict[str, Any]:
-        answer: dict[str, Any] = httpx.get(f"{self.bridge_base}/readyz", timeout=30).json()
+        """/readyz as the operator sees it (with the token, which shows each check)."""
+        answer: dict[str, Any] = httpx.get(
+            f"{self.bridge_base}/readyz",
+            headers={"Authorization": f"Bearer {BEARER_TOKEN}"},
+            timeout=30,
+        ).json()
         return answer
 
 

@@ -93,6 +93,16 @@ class RankerSettings(GrpcServiceSettings):
         le=1,
         description="Smallest recency factor: how much of its score a very old fact keeps.",
     )
+    similarity_margin: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description=(
+            "Mentions and recency reorder only candidates whose similarity is within this share "
+            "of the best one's (0.05: at least 95% of it); the rest keep similarity order below "
+            "them. 1 lets them reorder every candidate."
+        ),
+    )
     test_clock_file: Path | None = Field(
         default=None,
         description=(

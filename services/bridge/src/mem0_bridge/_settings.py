@@ -112,7 +112,7 @@ class BridgeSettings(ServiceSettings):
         description="mem0 score a stored memory needs to be shown to the judge on add.",
     )
     verdict_similarity_floor: float = Field(
-        default=0.0,
+        default=0.92,
         ge=0,
         le=1,
         description="mem0 score a stored memory needs for the judge's SAME or SUPERSEDES on it "

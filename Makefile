@@ -7,7 +7,7 @@ PYPROJECTS := pyproject.toml protos/pyproject.toml $(wildcard services/*/pyproje
 
 .PHONY: run test install postgres lint format typecheck protos proto-check env-table \
         pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge \
-        bench-load eval eval-sweep eval-judge local-llm lock clean
+        bench-load bench-scope-locks eval eval-sweep eval-judge local-llm lock clean
 
 run: install
 	$(BIN)/python scripts/run_stack.py
@@ -78,6 +78,10 @@ eval: install postgres
 # floor) and over-fetch, one at a time around the defaults; bench/results/eval_sweep.*
 eval-sweep: install postgres
 	$(BIN)/python -m bench.eval --sweep
+
+# What ordering adds per scope costs: a burst into one scope vs one scope per add.
+bench-scope-locks: install postgres
+	$(BIN)/python -m bench.scope_locks
 
 # Issue 9's gate, not part of `bench`: 60 s of 16 and of 50 concurrent MCP clients, without faults
 # and with the judge, its LLM and the ranker down for 10 s each (~12 min); exits 1 on any

@@ -4,9 +4,13 @@ the same way in every tool (the bridge in process over a fake mem0, helpers off)
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Literal
 
 import pytest
 from mcp import Client
+from mcp.client.session import ClientRequestContext
+from mcp_types import ListRootsResult, Root
+from pydantic import FileUrl
 
 from mem0_bridge import BridgeSettings, create_server
 from mem0mcp.contract import MAX_COMPARE_CANDIDATES, MAX_TEXT_CHARS
@@ -110,3 +114,40 @@ def test_an_explicit_bridge_address_still_wins_over_a_moved_port() -> None:
         for name, _, env in stack_commands({"RANKER_PORT": "9200", "MEM0_RANKER_ADDRESS": ""})
     }
     assert stack["bridge"]["MEM0_RANKER_ADDRESS"] == ""
+
+
+# --- client roots: named from the URI, and a root that is not a file is ignored ---------------
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_project_comes_from_a_file_root_by_its_name_alone(
+    mem0: FakeMem0, mode: Literal["auto", "legacy"]
+) -> None:
+    async def share_roots(context: ClientRequestContext) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=FileUrl("file:///home/dev/My%20Billing"))])
+
+    settings = BridgeSettings.model_validate(
+        {"api_url": "http://mem0.test", "ranker_address": "", "judge_address": ""}
+    )
+    server = create_server(settings, mem0_transport=mem0.transport)
+    async with Client(server, list_roots_callback=share_roots, mode=mode) as client:
+        added = await call(client, "memory_add", text="Invoices go out on the 1st.")
+    assert added["namespace"] == "My-Billing"
+
+
+async def test_a_root_that_is_not_a_file_is_ignored_with_a_clear_answer(mem0: FakeMem0) -> None:
+    async def share_roots(context: ClientRequestContext) -> ListRootsResult:
+        # What a non-conformant client sends: built without the client-side validation.
+        return ListRootsResult.model_construct(
+            roots=[Root.model_construct(uri="https://example.test/repo")]
+        )
+
+    settings = BridgeSettings.model_validate(
+        {"api_url": "http://mem0.test", "ranker_address": "", "judge_address": ""}
+    )
+    server = create_server(settings, mem0_transport=mem0.transport)
+    async with Client(server, list_roots_callback=share_roots, mode="legacy") as client:
+        message = await call_error(client, "memory_add", text="Invoices go out on the 1st.")
+        found = await call(client, "memory_search", query="invoices", scope="global")
+    assert 'project="<repository name>"' in message
+    assert found["hits"] == []

@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 
 from mem0_bridge import BridgeError, BridgeSettings
 from mem0_bridge._judge import JudgeClient
@@ -53,6 +54,10 @@ def port_rule(fact: str, text: str) -> judge_pb2.Verdict.ValueType:
     return SAME if numbers(fact) == numbers(text) else SUPERSEDES
 
 
+def _counter(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
 @dataclass
 class Core:
     service: MemoryService
@@ -77,6 +82,9 @@ async def core(tmp_path: Path) -> AsyncIterator[Core]:
             "ranker_address": ranker_server.address,
             "judge_address": judge.address,
             "reinforcement_prefilter_threshold": 0.1,
+            # The fake mem0 scores by word overlap, far below a cosine for the same pair: the
+            # judge's verdicts are acted on as given, except where a test sets a floor.
+            "verdict_similarity_floor": 0.0,
             "reset_token": "the-reset-token",
         }
     )
@@ -178,9 +186,12 @@ async def test_adds_stored_while_the_judge_was_down_are_reconciled_when_it_is_ba
     core: Core,
 ) -> None:
     await core.add("The API port is 8080")
+    unjudged_before = _counter("mem0_bridge_unjudged_adds_total")
+    changed_before = _counter("mem0_bridge_reconciled_total", outcome="changed")
     core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
     restated = await core.add("The API port is now 8080")
     changed = await core.add("The API port is 9000")
+    assert _counter("mem0_bridge_unjudged_adds_total") - unjudged_before == 2
     assert restated["action"] == changed["action"] == "added"
     assert any("reconciled when the judge answers" in n for n in changed["notes"])  # type: ignore[attr-defined]
     assert len(core.mem0.texts("alpha")) == 3
@@ -193,9 +204,26 @@ async def test_adds_stored_while_the_judge_was_down_are_reconciled_when_it_is_ba
     assert core.mem0.texts("alpha") == ["The API port is 9000"]
     assert core.service.reconciler.stats.outcomes["restated"] == 1
     assert core.service.reconciler.stats.outcomes["changed"] == 1
+    assert _counter("mem0_bridge_reconciled_total", outcome="changed") - changed_before == 1
     stats = await core.service.ranker.stats()
     assert isinstance(stats, Stats)
     assert stats.pending == 0
+
+
+async def test_a_change_back_during_an_outage_wins_over_the_change_it_reverts(
+    core: Core,
+) -> None:
+    """8080 is stored; while the judge is down 9000 is stored unjudged, then 8080 again: the
+    latest value (8080) must survive reconciling, not the 9000 that is reconciled after it."""
+    await core.add("The API port is 8080")
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    await core.add("The API port is 9000")
+    back = await core.add("The API port is 8080")
+    assert back["action"] != "duplicate"
+    core.judge.judge.failure = None
+    while await core.service.reconciler.run_once() > 0:
+        pass
+    assert core.mem0.texts("alpha") == ["The API port is 8080"]
 
 
 async def test_a_judge_without_an_llm_is_not_asked_and_nothing_is_queued(core: Core) -> None:
@@ -371,3 +399,19 @@ async def test_merged_searches_are_ranked_by_their_own_best_not_by_mem0_scores()
     assert ranked[:2] == ["a", "c"] or ranked[:2] == ["c", "a"]
     assert ranked[2:] == ["b", "d"]
     assert merged["b"][0].score == 0.30  # mem0's own score stays what an agent is shown
+
+
+# --- readiness tells a judge whose LLM fails from one that serves ------------------------------
+
+
+async def test_readiness_shows_a_judge_whose_llm_failed_as_degraded(core: Core) -> None:
+    from grpc_health.v1 import health_pb2  # noqa: PLC0415
+
+    from mem0_bridge._server import _readiness  # noqa: PLC0415
+    from tests.fakes.scripted_judge import SERVICE  # noqa: PLC0415
+
+    assert (await _readiness(core.service))["judge"] == "serving"
+    await core.judge.health.set(f"{SERVICE}.llm", health_pb2.HealthCheckResponse.NOT_SERVING)
+    assert (await _readiness(core.service))["judge"].startswith("degraded: its LLM failed")
+    await core.judge.set_llm(has_llm=False)
+    assert (await _readiness(core.service))["judge"].startswith("no LLM configured")

@@ -141,7 +141,7 @@ async def test_rerank_lifts_a_reinforced_memory_over_a_slightly_closer_one(ranke
         pb.RerankRequest(
             candidates=[
                 pb.Candidate(memory_id="once", similarity=0.80, created_at=created),
-                pb.Candidate(memory_id="often", similarity=0.75, created_at=created),
+                pb.Candidate(memory_id="often", similarity=0.78, created_at=created),
             ]
         )
     )
@@ -278,6 +278,19 @@ async def test_marking_a_claimed_memory_again_hands_it_back(ranker: Ranker) -> N
     await ranker.stub.MarkPending(pb.MarkPendingRequest(scope="u", memory_id="m", reason="r"))
     again = await ranker.stub.ClaimPending(claim)
     assert [(p.memory_id, p.attempts) for p in again.pending] == [("m", 2)]
+
+
+async def test_a_duplicate_says_when_its_scope_has_memories_awaiting_a_verdict(
+    ranker: Ranker,
+) -> None:
+    await ranker.stub.RecordStored(pb.RecordStoredRequest(scope="u", text="t", memory_id="m"))
+    check = pb.CheckDuplicateRequest(scope="u", text="t")
+    assert not (await ranker.stub.CheckDuplicate(check)).scope_pending
+    await ranker.stub.MarkPending(pb.MarkPendingRequest(scope="u", memory_id="p"))
+    await ranker.stub.MarkPending(pb.MarkPendingRequest(scope="other", memory_id="q"))
+    assert (await ranker.stub.CheckDuplicate(check)).scope_pending
+    await ranker.stub.ResolvePending(pb.ResolvePendingRequest(memory_ids=["p"]))
+    assert not (await ranker.stub.CheckDuplicate(check)).scope_pending
 
 
 async def test_resolved_and_forgotten_memories_are_no_longer_pending(ranker: Ranker) -> None:

@@ -15,23 +15,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import anyio
-from prometheus_client import Counter as PromCounter
 
 from mem0_bridge._adding import candidates, verdicts_on
 from mem0_bridge._core import Core
 from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._mem0 import Mem0Error, Memory
+from mem0_bridge._metrics import RECONCILED
 from mem0_bridge._ranker import PendingMemory
 from mem0_bridge._reconcile import Decision, apply, decide
 from mem0_bridge._render import newest_time
 
 logger = logging.getLogger(__name__)
-
-RECONCILED = PromCounter(
-    "mem0_bridge_reconciled_total",
-    "Memories stored without a verdict and reconciled later, by outcome.",
-    ["outcome"],
-)
 
 #: Memories leased per round; small, so a slow judge holds few leases at once.
 BATCH = 8

@@ -75,7 +75,8 @@ async def search(
     )
     if isinstance(ranked, PeerFailure):
         notes.append(ranked.note(UNRERANKED))
-        hits = [to_hit(m, score=similarity) for m, similarity in ordered[:limit]]
+        # Unranked, a hit's score is mem0's own, as an agent would get it from mem0.
+        hits = [to_hit(m, score=m.score) for m, _ in ordered[:limit]]
     else:
         hits = [
             to_hit(merged[r.memory_id], score=r.score, mentions=r.mentions)

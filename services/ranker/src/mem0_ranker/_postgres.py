@@ -206,6 +206,14 @@ class PostgresStore(SqlStore):
             self._forget_cached([into, *ids])
         return int(found[0]) if found else 0
 
+    async def scope_pending(self, scope: str) -> bool:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM ranker_pending WHERE scope = %s)", (scope,)
+            )
+            row = await cur.fetchone()
+        return bool(row and row[0])
+
     async def mark_pending(self, scope: str, memory_id: str, reason: str, now: float) -> None:
         async with self._pool.connection() as conn:
             await conn.execute(

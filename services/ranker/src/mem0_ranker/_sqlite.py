@@ -237,6 +237,14 @@ class SqliteStore(SqlStore):
         finally:
             self._forget_cached([into, *others])
 
+    async def scope_pending(self, scope: str) -> bool:
+        rows = list(
+            await self._reader.execute_fetchall(
+                "SELECT EXISTS (SELECT 1 FROM ranker_pending WHERE scope = ?)", (scope,)
+            )
+        )
+        return bool(rows[0][0])
+
     async def mark_pending(self, scope: str, memory_id: str, reason: str, now: float) -> None:
         async with self._write_lock:
             await self._writer.execute(

@@ -126,6 +126,10 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
+    async def scope_pending(self, scope: str) -> bool:
+        """Does any memory of `scope` await a verdict?"""
+
+    @abc.abstractmethod
     async def mark_pending(self, scope: str, memory_id: str, reason: str, now: float) -> None:
         """Remember that this memory awaits a verdict; marking it again ends its lease, so a
         reconciler that could not settle it hands it back at once."""

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PYPROJECTS := pyproject.toml protos/pyproject.toml $(wildcard services/*/pyproject.toml)
 
 .PHONY: run test test-docker install postgres lint format typecheck protos proto-check env-table \
-        pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge bench-retrieval \
+        pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge \
         bench-load bench-scope-locks eval eval-sweep eval-judge local-llm lock clean
 
 run: install
@@ -58,7 +58,7 @@ env-table: install
 pytest: install postgres
 	$(BIN)/pytest
 
-bench: bench-mem0-local bench-ranker bench-judge bench-bridge bench-retrieval
+bench: bench-mem0-local bench-ranker bench-judge bench-bridge
 
 bench-mem0-local: install postgres
 	$(BIN)/python -m bench.mem0_local
@@ -71,9 +71,6 @@ bench-judge: install
 
 bench-bridge: install postgres
 	$(BIN)/python -m bench.bridge
-
-bench-retrieval: install postgres
-	$(BIN)/python -m bench.retrieval
 
 # Judge accuracy on bench/data/judge_cases.json against JUDGE_LLM_BASE_URL/JUDGE_LLM_MODEL; without
 # them it says how to give one and exits 2. EVAL_JUDGE_ARGS="--limit 30" for a quick look.
@@ -89,7 +86,8 @@ local-llm:
 eval: install postgres
 	$(BIN)/python -m bench.eval
 
-# The same store re-scored under ranker settings and over-fetch; bench/results/eval_sweep.*
+# The fake judge's store re-scored under the ranking settings (band margin, alpha, half-life,
+# floor) and over-fetch, one at a time around the defaults; bench/results/eval_sweep.*
 eval-sweep: install postgres
 	$(BIN)/python -m bench.eval --sweep
 

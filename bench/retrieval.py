@@ -1,4 +1,7 @@
-"""Retrieval eval: do question-style queries find the fact that answers them?
+"""Retrieval smoke check of a deployment: do question-style queries find the fact that answers them?
+
+Kept for `--mcp-url` (a live bridge, which the replaying eval cannot reach); the project's
+retrieval figures come from `make eval` (`bench/eval/`), not from this 40-fact corpus.
 
 A fixed corpus of 40 durable project facts, written the way agents store them (some topically
 close: two about deploys, two about backups, two about the GraphQL gateway, ...), and 40
@@ -20,8 +23,8 @@ goes into a throwaway scope key there (deleted afterwards), and only that config
 measured (`live_bridge`), with whatever mem0, embedder and LLM it is configured with; its
 result goes to bench/results/retrieval_live.{json,png}, leaving the local-stack one alone.
 
-`python -m bench.retrieval` (or `make bench-retrieval`) prints progress and a table, writes
-bench/results/retrieval.json and bench/results/retrieval.png.
+`python -m bench.retrieval` prints progress and a table, writes bench/results/retrieval.json and
+bench/results/retrieval.png (not committed: `make eval` is the measurement).
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ def test_a_grid_takes_every_combination() -> None:
 def test_axes_default_to_the_ranking_settings_and_their_shipped_defaults() -> None:
     axes = parse_axes([])
     assert set(axes) == {
+        "RANKER_SIMILARITY_MARGIN",
         "RANKER_ALPHA",
         "RANKER_HALF_LIFE_DAYS",
         "RANKER_RECENCY_FLOOR",

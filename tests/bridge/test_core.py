@@ -19,8 +19,9 @@ from prometheus_client import REGISTRY
 
 from mem0_bridge import BridgeError, BridgeSettings
 from mem0_bridge._judge import JudgeClient
-from mem0_bridge._mem0 import Mem0Client
+from mem0_bridge._mem0 import Mem0Client, Memory
 from mem0_bridge._ranker import RankerClient, Stats
+from mem0_bridge._searching import on_one_scale
 from mem0_bridge._service import MemoryService, Where
 from mem0_ranker import RankerSettings, create_server
 from mem0_ranker._sqlite import SqliteStore
@@ -81,6 +82,9 @@ async def core(tmp_path: Path) -> AsyncIterator[Core]:
             "ranker_address": ranker_server.address,
             "judge_address": judge.address,
             "reinforcement_prefilter_threshold": 0.1,
+            # The fake mem0 scores by word overlap, far below a cosine for the same pair: the
+            # judge's verdicts are acted on as given, except where a test sets a floor.
+            "verdict_similarity_floor": 0.0,
             "reset_token": "the-reset-token",
         }
     )
@@ -322,6 +326,79 @@ async def test_reset_with_the_bridges_token_wipes(core: Core) -> None:
     await core.add("The API port is 8080")
     assert (await core.service.reset("the-reset-token")).reset is True
     assert core.mem0.memories == {}
+
+
+# --- 11. a verdict acts only on a pair that is plausibly one fact -----------------------------
+
+
+def guarded(core: Core, floor: float) -> MemoryService:
+    """The same clients, with the verdict similarity floor at `floor`."""
+    settings = core.service.settings.model_copy(update={"verdict_similarity_floor": floor})
+    return MemoryService(settings, core.service.mem0, core.service.ranker, core.service.judge)
+
+
+async def test_a_change_verdict_on_a_dissimilar_memory_stores_the_fact_as_its_own(
+    core: Core,
+) -> None:
+    # The fake mem0 scores these two 4/7 alike; the judge calls the second a change of the first.
+    service = guarded(core, 0.8)
+    await service.add("The API port is 8080", "project", ALPHA)
+    second = await service.add("The API metrics port is 9100", "project", ALPHA)
+    assert core.judge.judge.compares  # the judge was asked, and its verdict was not acted on
+    assert second.action == "added"
+    assert core.mem0.texts("alpha") == ["The API metrics port is 9100", "The API port is 8080"]
+
+
+async def test_a_same_verdict_on_a_dissimilar_memory_does_not_swallow_the_new_fact(
+    core: Core,
+) -> None:
+    core.judge.judge.script = lambda fact, text: SAME
+    service = guarded(core, 0.8)
+    await service.add("The API port is 8080", "project", ALPHA)
+    second = await service.add("The API metrics port is 9100", "project", ALPHA)
+    assert second.action == "added"
+    assert len(core.mem0.texts("alpha")) == 2
+
+
+async def test_a_change_verdict_on_a_close_memory_still_updates_it(core: Core) -> None:
+    service = guarded(core, 0.5)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    changed = await service.add("The API port is 9000", "project", ALPHA)
+    assert (changed.action, changed.memory_ids) == ("updated", first.memory_ids)
+    history = await service.history(first.memory_ids[0], ALPHA)
+    assert [(e.old_text, e.new_text) for e in history.events][-1] == (
+        "The API port is 8080",
+        "The API port is 9000",
+    )
+
+
+async def test_the_reconciler_keeps_a_pending_fact_the_floor_rules_out(core: Core) -> None:
+    service = guarded(core, 0.8)
+    await service.add("The API port is 8080", "project", ALPHA)
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    await service.add("The API metrics port is 9100", "project", ALPHA)
+    core.judge.judge.failure = None
+    while await service.reconciler.run_once() > 0:
+        pass
+    assert service.reconciler.stats.outcomes["new"] == 1
+    assert len(core.mem0.texts("alpha")) == 2
+
+
+# --- 12. raw and rewritten results are merged on one scale ------------------------------------
+
+
+async def test_merged_searches_are_ranked_by_their_own_best_not_by_mem0_scores() -> None:
+    def hit(memory_id: str, score: float) -> Memory:
+        return Memory(memory_id, memory_id, "alpha", "u", None, None, score)
+
+    # mem0 halved every score of the first search (a keyword hit); its best is still a best.
+    raw = [hit("a", 0.45), hit("b", 0.30)]
+    rewritten = [hit("c", 0.90), hit("d", 0.50), hit("b", 0.40)]
+    merged = on_one_scale(raw, rewritten)
+    ranked = sorted(merged, key=lambda i: merged[i][1], reverse=True)
+    assert ranked[:2] == ["a", "c"] or ranked[:2] == ["c", "a"]
+    assert ranked[2:] == ["b", "d"]
+    assert merged["b"][0].score == 0.30  # mem0's own score stays what an agent is shown
 
 
 # --- readiness tells a judge whose LLM fails from one that serves ------------------------------

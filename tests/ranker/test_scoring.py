@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mem0_ranker import Candidate, MentionRecord, ScoringParams, rank
-from mem0_ranker._scoring import SECONDS_PER_DAY, score
+from mem0_ranker._scoring import SECONDS_PER_DAY, Scored, score
 
 NOW = 1_796_212_800.0
 DEFAULTS = ScoringParams(alpha=0.2, half_life_days=90.0, recency_floor=0.6)
@@ -22,7 +22,18 @@ params = st.builds(
     alpha=st.floats(min_value=0.0, max_value=3.0),
     half_life_days=st.floats(min_value=0.5, max_value=3650.0),
     recency_floor=st.floats(min_value=0.0, max_value=1.0),
+    similarity_margin=st.floats(min_value=0.0, max_value=1.0),
 )
+#: Candidates with their mention counts and ages (days), for properties of a whole ranking.
+pools = st.lists(st.tuples(similarities, mention_counts, ages_days), min_size=1, max_size=25)
+
+
+def _ranked(pool: list[tuple[float, int, float]], p: ScoringParams) -> list[Scored]:
+    candidates = [
+        Candidate(f"m{i}", s, NOW - age * SECONDS_PER_DAY) for i, (s, _, age) in enumerate(pool)
+    ]
+    records = {f"m{i}": MentionRecord(m, 0.0) for i, (_, m, _) in enumerate(pool) if m}
+    return rank(candidates, records, NOW, p)
 
 
 def _scored(
@@ -111,3 +122,53 @@ def test_limit_keeps_only_the_best() -> None:
     candidates = [Candidate(f"m{i}", i / 10, NOW) for i in range(10)]
     ranked = rank(candidates, {}, NOW, DEFAULTS, limit=3)
     assert [s.memory_id for s in ranked] == ["m9", "m8", "m7"]
+
+
+# --- the band: mentions and recency reorder only near-best candidates -------------------------
+
+
+@given(pools, params)
+def test_a_candidate_below_the_band_never_outranks_a_more_similar_one(
+    pool: list[tuple[float, int, float]], p: ScoringParams
+) -> None:
+    ranked = _ranked(pool, p)
+    band = max(s.similarity for s in ranked) * (1 - p.similarity_margin)
+    for i, lower in enumerate(ranked):
+        if lower.similarity < band:
+            assert all(later.similarity <= lower.similarity for later in ranked[i + 1 :])
+
+
+@given(pools, params)
+def test_scores_fall_as_ranks_do(pool: list[tuple[float, int, float]], p: ScoringParams) -> None:
+    ranked = _ranked(pool, p)
+    for first, second in itertools.pairwise(ranked):
+        assert first.score >= second.score
+
+
+@given(pools, params)
+def test_a_margin_of_one_is_the_unbanded_formula(
+    pool: list[tuple[float, int, float]], p: ScoringParams
+) -> None:
+    unbanded = ScoringParams(p.alpha, p.half_life_days, p.recency_floor, similarity_margin=1.0)
+    for s in _ranked(pool, unbanded):
+        assert math.isclose(s.score, s.similarity * s.mention_factor * s.recency, abs_tol=1e-12)
+
+
+def test_mentions_lift_a_candidate_within_the_margin_of_the_best() -> None:
+    p = ScoringParams(0.2, 90.0, 0.6, similarity_margin=0.05)
+    candidates = [Candidate("best", 1.0, NOW), Candidate("close", 0.97, NOW)]
+    ranked = rank(candidates, {"close": MentionRecord(5, NOW)}, NOW, p)
+    assert [s.memory_id for s in ranked] == ["close", "best"]
+
+
+def test_mentions_do_not_lift_a_candidate_outside_the_margin() -> None:
+    p = ScoringParams(0.2, 90.0, 0.6, similarity_margin=0.05)
+    candidates = [Candidate("best", 1.0, NOW), Candidate("far", 0.9, NOW)]
+    ranked = rank(candidates, {"far": MentionRecord(50, NOW)}, NOW, p)
+    assert [s.memory_id for s in ranked] == ["best", "far"]
+
+
+def test_an_old_best_match_is_not_sunk_below_a_fresh_weaker_one() -> None:
+    p = ScoringParams(0.2, 30.0, 0.3, similarity_margin=0.05)
+    candidates = [Candidate("old", 1.0, NOW - 3650 * SECONDS_PER_DAY), Candidate("new", 0.8, NOW)]
+    assert [s.memory_id for s in rank(candidates, {}, NOW, p)] == ["old", "new"]

@@ -141,7 +141,7 @@ async def test_rerank_lifts_a_reinforced_memory_over_a_slightly_closer_one(ranke
         pb.RerankRequest(
             candidates=[
                 pb.Candidate(memory_id="once", similarity=0.80, created_at=created),
-                pb.Candidate(memory_id="often", similarity=0.75, created_at=created),
+                pb.Candidate(memory_id="often", similarity=0.78, created_at=created),
             ]
         )
     )

@@ -11,7 +11,7 @@ arriving while another add of the same scope is being reconciled is judged again
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mem0_bridge._core import Core
 from mem0_bridge._grpc import PeerFailure, skipped
@@ -108,8 +108,9 @@ async def _reconciled_or_stored(core: Core, fact: _Fact) -> AddResult:
         # Restated after the dedupe window: a reconfirmation, which is what mentions count.
         await core.ranker.record_stored(fact.rscope, fact.text, exact.id)
         verdicts[exact.id] = Verdict.SAME
-        close = [exact, *others]
-    decision = decide(close, verdicts)
+        # The very text, whatever score mem0 gave it (a keyword hit rescales every score).
+        close = [replace(exact, score=1.0), *others]
+    decision = decide(close, verdicts, floor=core.settings.verdict_similarity_floor)
     if decision.kind is None or decision.survivor is None:
         return await _stored(core, fact, pending_reason=None)
     folded = await apply(core, decision, fact.text, fact.namespace)

@@ -5,6 +5,12 @@ SAME memory and removes the other copies (SAME and SUPERSEDES alike: an older va
 that is restated is stale); a change rewrites the closest SUPERSEDES memory in place (same id,
 history kept) and removes the other old values. Removed memories are deleted through mem0 (so
 their history records the deletion) and their mentions are carried over to the survivor.
+
+A verdict is only acted on where the pair is plausibly one fact: a judge is wrong often (a
+small local model about half the time), and a wrong SAME or SUPERSEDES destroys a fact, while a
+wrong UNRELATED only leaves a duplicate that ranking copes with. So SAME and SUPERSEDES on a
+candidate whose mem0 similarity to the new text is below `MEM0_VERDICT_SIMILARITY_FLOOR` count
+as UNRELATED, on the add path and in the background reconciler alike.
 """
 
 from __future__ import annotations
@@ -32,10 +38,14 @@ class Decision:
     removed: tuple[Memory, ...] = ()
 
 
-def decide(candidates: Sequence[Memory], verdicts: Mapping[str, Verdict]) -> Decision:
-    """The decision for verdicts on `candidates` (closest first, as mem0 ranked them)."""
-    same = [c for c in candidates if verdicts.get(c.id) is Verdict.SAME]
-    older = [c for c in candidates if verdicts.get(c.id) is Verdict.SUPERSEDES]
+def decide(
+    candidates: Sequence[Memory], verdicts: Mapping[str, Verdict], *, floor: float
+) -> Decision:
+    """The decision for verdicts on `candidates` (closest first, as mem0 ranked them); a
+    verdict on a candidate less similar than `floor` is not acted on (see the module doc)."""
+    plausible = [c for c in candidates if (c.score or 0.0) >= floor]
+    same = [c for c in plausible if verdicts.get(c.id) is Verdict.SAME]
+    older = [c for c in plausible if verdicts.get(c.id) is Verdict.SUPERSEDES]
     if same:
         return Decision("same", same[0], tuple(same[1:] + older))
     if older:

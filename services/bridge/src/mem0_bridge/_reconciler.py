@@ -112,7 +112,7 @@ class Reconciler:
         verdicts = await verdicts_on(core, memory.text, older)
         if isinstance(verdicts, PeerFailure):
             return None
-        decision = decide(older, verdicts)
+        decision = decide(older, verdicts, floor=core.settings.verdict_similarity_floor)
         if decision.kind is None or decision.survivor is None:
             return "new"
         # The pending memory goes too: the older memory keeps the fact (and its id and history).

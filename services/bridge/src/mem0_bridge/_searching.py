@@ -1,8 +1,9 @@
 """memory_search: one over-fetching mem0 search, the rewritten question beside it, reranked.
 
 The raw query and the statement a question is rewritten to (within the latency budget) are
-searched concurrently, merged by id, and reranked by the ranker; whatever a helper cannot do
-(judge down, over budget, ranker down) leaves mem0's results standing, with a note.
+searched concurrently, merged by id on one scale (each hit relative to its own search's best),
+and reranked by the ranker; whatever a helper cannot do (judge down, over budget, ranker down)
+leaves mem0's results standing, with a note.
 """
 
 from __future__ import annotations
@@ -52,25 +53,20 @@ async def search(
         ),
         functools.partial(rewritten_search, core, query, namespaces, top_k),
     )
-    merged: dict[str, Memory] = {}
-    for memory in [*raw, *rewritten.hits]:
-        if is_pin_namespace(memory.run_id):
-            continue
-        best = merged.get(memory.id)
-        if best is None or (memory.score or 0.0) > (best.score or 0.0):
-            merged[memory.id] = memory
-    ordered = sorted(merged.values(), key=lambda m: m.score or 0.0, reverse=True)
+    relative = on_one_scale(raw, rewritten.hits)
+    merged = {memory.id: memory for memory, _ in relative.values()}
+    ordered = sorted(relative.values(), key=lambda pair: pair[1], reverse=True)
     notes = list(rewritten.notes)
     ranked = (
         await core.ranker.rerank(
             [
                 RankCandidate(
                     memory_id=m.id,
-                    similarity=m.score or 0.0,
+                    similarity=similarity,
                     created_at=m.created_at or "",
                     updated_at=m.updated_at or "",
                 )
-                for m in ordered
+                for m, similarity in ordered
             ],
             limit,
         )
@@ -79,7 +75,8 @@ async def search(
     )
     if isinstance(ranked, PeerFailure):
         notes.append(ranked.note(UNRERANKED))
-        hits = [to_hit(m, score=m.score) for m in ordered[:limit]]
+        # Unranked, a hit's score is mem0's own, as an agent would get it from mem0.
+        hits = [to_hit(m, score=m.score) for m, _ in ordered[:limit]]
     else:
         hits = [
             to_hit(merged[r.memory_id], score=r.score, mentions=r.mentions)
@@ -93,6 +90,28 @@ async def search(
         hits=hits,
         notes=notes,
     )
+
+
+def on_one_scale(*found: Sequence[Memory]) -> dict[str, tuple[Memory, float]]:
+    """The hits of several searches merged by id, each with its score relative to its own
+    list's best (mem0's own score stays on the memory, as the similarity an agent is shown).
+
+    mem0's scores are not comparable across searches: its score divides by the signals that
+    fired for that query, so one keyword hit anywhere halves every score of that search. Each
+    list is therefore divided by its own best score (its top hit is 1.0) before the lists are
+    merged, and a memory found by both keeps the higher relative score. Pins never show.
+    """
+    merged: dict[str, tuple[Memory, float]] = {}
+    for hits in found:
+        best = max((m.score or 0.0 for m in hits), default=0.0)
+        for memory in hits:
+            if is_pin_namespace(memory.run_id):
+                continue
+            relative = (memory.score or 0.0) / best if best > 0 else 0.0
+            kept = merged.get(memory.id)
+            if kept is None or relative > kept[1]:
+                merged[memory.id] = (memory, relative)
+    return merged
 
 
 async def rewritten_search(

@@ -111,6 +111,14 @@ class BridgeSettings(ServiceSettings):
         ),
         description="mem0 score a stored memory needs to be shown to the judge on add.",
     )
+    verdict_similarity_floor: float = Field(
+        default=0.92,
+        ge=0,
+        le=1,
+        description="mem0 score a stored memory needs for the judge's SAME or SUPERSEDES on it "
+        "to be acted on; below it the new fact is stored as its own memory (a wrong verdict "
+        "must not destroy a fact).",
+    )
     judge_max_candidates: int = Field(
         default=5,
         ge=1,

@@ -1,10 +1,19 @@
 """The rerank formula, kept pure so its properties can be tested without a database or a server.
 
-score = similarity * (1 + alpha * ln(1 + mentions)) * recency
+score = similarity * (1 + alpha * ln(1 + mentions)) * recency      (for candidates in the band)
 recency = floor + (1 - floor) * 0.5 ** (age_days / half_life_days)
 
 Age runs from a memory's newest activity (mem0's updated time, else its created time, or the
 last counted reinforcement, whichever is newest), so restating a fact also freshens it.
+
+Mentions and recency are tie-breakers between candidates that match the query about equally
+well, not a way to lift a weaker match over a better one: on the eval, a boost applied to every
+candidate let a much-mentioned or fresh memory of another fact overtake the right answer (and
+lost hit@1 on static facts, which no boost should touch). So they act only inside the *band*:
+candidates whose similarity is at least `best * (1 - margin)`, where `best` is the highest
+similarity of the request. Candidates below the band keep mem0's similarity order after every
+candidate of the band, with the score `similarity * lowest band score / best`, so scores still
+fall as ranks do. `margin = 1` puts every candidate in the band (the unbanded formula).
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ class ScoringParams:
     alpha: float
     half_life_days: float
     recency_floor: float
+    #: The band, as a share of the best similarity (see the module doc).
+    similarity_margin: float = 1.0
 
 
 class Candidate(NamedTuple):
@@ -94,7 +105,8 @@ def rank_columns(
     """`rank` over columns. This runs on every search, so it is one flat loop over plain floats:
     the recency fade is `exp(rate * age_seconds)` with the rate worked out once (the same curve
     as `0.5 ** (age_days / half_life_days)`), and a memory never reinforced (most of them) skips
-    the mention factor, which is exactly 1. Only the returned few become `Scored` records.
+    the mention factor, which is exactly 1. Candidates below the band are scored in a second
+    pass, once the band's lowest score is known. Only the returned few become `Scored` records.
     """
     alpha = params.alpha
     floor = params.recency_floor
@@ -104,8 +116,18 @@ def rank_columns(
     log1p = math.log1p
     get = records.get
     ids, similarities, activities = candidates
+    best = max(similarities, default=0.0)
+    # No positive similarity, no band to speak of: every candidate is in it.
+    band = best * (1.0 - params.similarity_margin) if best > 0 else -math.inf
     negatives = []
-    for memory_id, similarity, activity in zip(ids, similarities, activities, strict=True):
+    below = []
+    for position, (memory_id, similarity, activity) in enumerate(
+        zip(ids, similarities, activities, strict=True)
+    ):
+        if similarity < band:
+            below.append(position)
+            negatives.append(0.0)
+            continue
         record = get(memory_id)
         newest = activity
         factor = 1.0
@@ -115,8 +137,16 @@ def rank_columns(
         # A timestamp in the future (clock skew) counts as age 0, never as a bonus.
         age = now - newest if newest < now else 0.0
         negatives.append(-(similarity * factor * (floor + fade * exp(rate * age))))
-    # Sorting positions by score: stable, so equal scores keep their input order.
-    order = sorted(range(len(negatives)), key=negatives.__getitem__)
+    # Sorting positions by score: stable, so equal scores keep their input order. The band
+    # comes first even where its lowest score is 0 (an ancient memory with recency floor 0).
+    inside = [i for i in range(len(negatives)) if similarities[i] >= band] if below else None
+    order = sorted(inside or range(len(negatives)), key=negatives.__getitem__)
+    if below:
+        # Every band score is >= lowest, and each of these is < lowest (similarity < best).
+        scale = -negatives[order[-1]] / best
+        for position in below:
+            negatives[position] = -(similarities[position] * scale)
+        order += sorted(below, key=lambda i: -similarities[i])
     if limit > 0:
         order = order[:limit]
     results = []

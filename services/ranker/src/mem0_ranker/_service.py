@@ -98,6 +98,7 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
             alpha=settings.alpha,
             half_life_days=settings.half_life_days,
             recency_floor=settings.recency_floor,
+            similarity_margin=settings.similarity_margin,
         )
         self._limits = LIMITS
 

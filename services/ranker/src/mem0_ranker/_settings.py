@@ -79,7 +79,7 @@ class RankerSettings(GrpcServiceSettings):
         ge=0,
         description=(
             "Weight of mentions: score grows by the factor 1 + alpha * ln(1 + mentions); "
-            "0.2 lets one restatement (x1.14) overturn a similarity gap of up to 12%."
+            "it acts only inside the similarity band (RANKER_SIMILARITY_MARGIN)."
         ),
     )
     half_life_days: float = Field(
@@ -92,6 +92,16 @@ class RankerSettings(GrpcServiceSettings):
         ge=0,
         le=1,
         description="Smallest recency factor: how much of its score a very old fact keeps.",
+    )
+    similarity_margin: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description=(
+            "Mentions and recency reorder only candidates whose similarity is within this share "
+            "of the best one's (0.05: at least 95% of it); the rest keep similarity order below "
+            "them. 1 lets them reorder every candidate."
+        ),
     )
     test_clock_file: Path | None = Field(
         default=None,

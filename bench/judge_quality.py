@@ -406,7 +406,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--output", default="judge_quality", help="result name under bench/results/"
     )
     parser.add_argument("--no-embed", action="store_true", help="skip the MiniLM rewrite measure")
+    parser.add_argument(
+        "--compare-prompt",
+        default=None,
+        help="try another prompt file of the judge's prompts/ (e.g. compare.v2.md)",
+    )
     args = parser.parse_args(argv)
+    if args.compare_prompt:
+        load_prompt(args.compare_prompt)  # fails here, naming it, when there is no such file
+        _prompts.COMPARE_PROMPT = args.compare_prompt
     settings = JudgeSettings(port=0, metrics_port=-1, host="127.0.0.1")
     if not settings.llm_configured:
         print(NO_ENDPOINT_HELP, file=sys.stderr)

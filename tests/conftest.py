@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -13,6 +13,17 @@ from tests.support.postgres import temporary_database
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def _one_event_loop_per_run(anyio_backend: str) -> AsyncIterator[None]:
+    """Keep anyio's test runner, and so its event loop, alive for the whole run.
+
+    grpc.aio binds its completion-queue poller to the loop it first runs on; when that loop is
+    closed between tests (anyio closes its runner once no async test or fixture holds it), a
+    later gRPC call in a new loop fails with "Event loop is closed".
+    """
+    yield  # noqa: PT022 - the fixture's lifetime, not a teardown, is the point
 
 
 @pytest.fixture(scope="session")

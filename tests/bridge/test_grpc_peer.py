@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import anyio
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from mem0_bridge._grpc import GrpcPeer
+from mem0_bridge._grpc import GrpcPeer, PeerFailure
 from mem0_common import GrpcServer, GrpcServiceSettings
 
 pytestmark = pytest.mark.anyio
@@ -70,3 +71,56 @@ async def test_the_shared_server_kit_is_a_valid_replica_target() -> None:
     finally:
         await peer.aclose()
         await server.stop(0)
+
+
+async def _health_server(port: int = 0) -> tuple[grpc.aio.Server, int]:
+    server = grpc.aio.server()
+    health_pb2_grpc.add_HealthServicer_to_server(_CountingHealth(), server)
+    bound = server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    return server, bound
+
+
+@pytest.mark.slow
+async def test_a_peer_back_after_a_long_outage_is_used_again_within_a_second() -> None:
+    server, port = await _health_server()
+    peer = GrpcPeer("ranker", f"127.0.0.1:{port}", timeout_seconds=1)
+    assert peer.channel is not None
+    stub = health_pb2_grpc.HealthStub(peer.channel)
+    try:
+        assert not isinstance(
+            await peer.call(stub.Check, health_pb2.HealthCheckRequest()), PeerFailure
+        )
+        await server.stop(0)
+        # Calls keep failing through a long outage, so gRPC's reconnect backoff would grow.
+        for _ in range(40):
+            answer = await peer.call(stub.Check, health_pb2.HealthCheckRequest())
+            assert isinstance(answer, PeerFailure)
+            assert answer.down
+            await anyio.sleep(0.5)
+        server, _ = await _health_server(port)
+        await anyio.sleep(1.2)
+        answer = await peer.call(stub.Check, health_pb2.HealthCheckRequest())
+        assert not isinstance(answer, PeerFailure), answer
+    finally:
+        await peer.aclose()
+        await server.stop(0)
+
+
+async def test_a_contract_error_is_not_reported_as_an_outage() -> None:
+    server = grpc.aio.server()
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()  # no service registered: every call is UNIMPLEMENTED
+    peer = GrpcPeer("judge", f"127.0.0.1:{port}", timeout_seconds=2)
+    assert peer.channel is not None
+    try:
+        answer = await peer.call(
+            health_pb2_grpc.HealthStub(peer.channel).Check, health_pb2.HealthCheckRequest()
+        )
+    finally:
+        await peer.aclose()
+        await server.stop(0)
+    assert isinstance(answer, PeerFailure)
+    assert not answer.down
+    assert "rejected the call (UNIMPLEMENTED" in answer.note("skipped")
+    assert "unavailable" not in answer.note("skipped")

@@ -176,3 +176,45 @@ async def test_mem0_errors_reach_the_agent_as_tool_errors() -> None:
     async with Client(create_server(_settings(), mem0_transport=recorder.transport)) as client:
         message = await call_error(client, "memory_list")
     assert "database is unavailable" in message
+
+
+def _breaks_mid_call(request: httpx.Request) -> httpx.Response:
+    raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+
+
+async def test_a_write_mem0_received_but_never_answered_has_an_unknown_outcome() -> None:
+    recorder = Recorder(_breaks_mid_call)
+    with pytest.raises(Mem0Error, match="whether it was applied is unknown") as raised:
+        await _client(recorder).add("a fact", user_id="u", run_id="r", infer=False, metadata={})
+    assert raised.value.outcome_unknown
+    assert "unreachable" not in str(raised.value)
+
+
+async def test_a_read_cut_mid_call_is_not_called_unreachable() -> None:
+    with pytest.raises(Mem0Error, match="stopped answering the search mid-call") as raised:
+        await _client(Recorder(_breaks_mid_call)).search("q", user_id="u", run_id="r", top_k=5)
+    assert not raised.value.outcome_unknown
+
+
+async def test_history_events_are_dated_by_their_own_change() -> None:
+    rows = [
+        {"event": "ADD", "created_at": "2026-01-01T00:00:00Z", "updated_at": None},
+        {
+            "event": "UPDATE",
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-02-01T00:00:00Z",
+        },
+        {
+            "event": "DELETE",
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-03-01T00:00:00Z",
+        },
+    ]
+    entries = await _client(Recorder(lambda _: httpx.Response(200, json=rows))).history(
+        "123e4567-e89b-12d3-a456-426614174000"
+    )
+    assert [e.at for e in entries] == [
+        "2026-01-01T00:00:00Z",
+        "2026-02-01T00:00:00Z",
+        "2026-03-01T00:00:00Z",
+    ]

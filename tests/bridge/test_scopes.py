@@ -55,9 +55,13 @@ def test_outside_git_the_project_is_the_directory_name(tmp_path: Path) -> None:
     assert derive_project(plain) == "just-a-dir"
 
 
-def test_roots_on_this_machine_are_derived_like_a_working_directory(tmp_path: Path) -> None:
+def test_a_root_is_named_from_its_uri_alone_never_from_this_machines_disk(
+    tmp_path: Path,
+) -> None:
+    # A folder of that path on the server is a different folder than the client's: its git
+    # remote must not name the client's project.
     clone = _repo(tmp_path / "api-2", "https://example.test/org/api.git")
-    assert project_from_roots([clone.as_uri()]) == "api"
+    assert project_from_roots([clone.as_uri()]) == "api-2"
 
 
 def test_roots_elsewhere_are_named_by_their_basename() -> None:

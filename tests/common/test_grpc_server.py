@@ -181,3 +181,15 @@ async def test_calls_after_stop_are_refused(server: GrpcServer, channel: grpc.ai
     with pytest.raises(grpc.aio.AioRpcError) as error:
         await _ping(channel)(b"late", timeout=2)
     assert error.value.code() is grpc.StatusCode.UNAVAILABLE
+
+
+async def test_a_request_that_does_not_decode_is_invalid_argument_naming_the_method(
+    channel: grpc.aio.Channel,
+) -> None:
+    check = channel.unary_unary("/grpc.health.v1.Health/Check", _identity, _identity)
+
+    with pytest.raises(grpc.aio.AioRpcError) as error:
+        await check(b"\xff\xff\xff\xff")  # field 0 with a truncated varint: not protobuf
+
+    assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert "Check" in (error.value.details() or "")

@@ -136,3 +136,38 @@ def test_bridge_and_mem0_share_the_api_key() -> None:
     assert compose_environment("bridge")["MEM0_API_KEY"].startswith("${MEM0_API_KEY:?")
     assert compose_environment("mem0")["ADMIN_API_KEY"].startswith("${MEM0_API_KEY:?")
     assert compose_environment("mem0-local")["MEM0_LOCAL_API_KEY"].startswith("${MEM0_API_KEY:?")
+
+
+def test_mem0_starts_only_after_its_migrations_ran() -> None:
+    depends = compose_service("mem0")["depends_on"]
+    assert depends["mem0-migrate"]["condition"] == "service_completed_successfully"
+    migrate = compose_service("mem0-migrate")
+    assert migrate["image"] == compose_service("mem0")["image"]
+    assert "alembic upgrade head" in " ".join(migrate["command"])
+    assert migrate["restart"] == "no"
+
+
+def test_mem0_models_and_embedding_size_are_settable() -> None:
+    environment = compose_environment("mem0")
+    assert environment["MEM0_DEFAULT_LLM_MODEL"].startswith("${MEM0_LLM_MODEL:-")
+    assert environment["MEM0_DEFAULT_EMBEDDER_MODEL"].startswith("${MEM0_EMBEDDER_MODEL:-")
+    migrate = compose_environment("mem0-migrate")
+    assert with_defaults(migrate["MEM0_EMBEDDING_DIMS"]) == "1536"
+    command = " ".join(compose_service("mem0-migrate")["command"])
+    assert "embedding_model_dims" in command
+    assert "embedding_dims" in command
+
+
+def test_mem0_healthcheck_asks_the_app_not_just_the_port() -> None:
+    test = " ".join(compose_service("mem0")["healthcheck"]["test"])
+    assert "urlopen('http://127.0.0.1:8000/" in test
+    assert "create_connection" not in test
+
+
+def test_images_that_cannot_be_pulled_everywhere_can_be_replaced() -> None:
+    assert compose_service("postgres")["image"].startswith("${MEM0_MCP_POSTGRES_IMAGE:-")
+    for service in SERVICES:
+        arguments = compose_service(service.compose_name)["build"]["args"]
+        assert arguments["PYTHON_IMAGE"].startswith("${MEM0_MCP_PYTHON_IMAGE:-")
+    local = compose_service("mem0-local")["build"]["args"]
+    assert {"TORCH_WHEELS_IMAGE", "TORCH_INDEX_URL"} <= set(local)

@@ -120,7 +120,8 @@ def test_base_image_is_python_3_11_slim(service: Service) -> None:
         if item.keyword != "FROM":
             continue
         image = item.arguments.split()[0]
-        if image.startswith("${") and image.endswith("}"):
+        # An argument's default may name another argument (TORCH_WHEELS_IMAGE=${PYTHON_IMAGE}).
+        while image.startswith("${") and image.endswith("}"):
             image = arguments[image[2:-1]]
         assert image == "python:3.11-slim"
 
@@ -142,3 +143,38 @@ def test_installs_are_pinned_by_the_constraints_file(service: Service) -> None:
             if "pip==" in item.arguments and "-c" not in item.arguments.split():
                 continue  # the installer itself, pinned by version
             assert "-c constraints.txt" in item.arguments, item.arguments
+
+
+@by_directory
+def test_dockerfile_needs_no_frontend_from_a_registry(service: Service) -> None:
+    # A `# syntax=` line makes BuildKit pull that frontend image before building anything.
+    first = service.dockerfile.read_text().splitlines()[0]
+    assert not first.lower().replace(" ", "").startswith("#syntax="), first
+
+
+def test_mem0_local_takes_torch_from_build_arguments() -> None:
+    service = next(s for s in SERVICES if s.directory == "mem0-local")
+    instructions = dockerfile_instructions(service.dockerfile)
+    first_from = next(n for n, item in enumerate(instructions) if item.keyword == "FROM")
+    arguments = dockerfile_args(instructions[:first_from])  # the global defaults
+    assert arguments["TORCH_WHEELS_IMAGE"] == "${PYTHON_IMAGE}"
+    assert arguments["TORCH_INDEX_URL"] == "https://download.pytorch.org/whl/cpu"
+    torch = [
+        " ".join(i.arguments.split())
+        for i in instructions
+        if i.keyword == "RUN" and "torch==" in i.arguments
+    ]
+    assert torch == [
+        "pip install -c constraints.txt --find-links /wheels "
+        '${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} "torch==2.13.0+cpu"'
+    ]
+
+
+def test_mem0_local_image_owns_its_data_directory() -> None:
+    service = next(s for s in SERVICES if s.directory == "mem0-local")
+    final = _final(service)
+    data_dir = dockerfile_env(final)["MEM0_LOCAL_DATA_DIR"]
+    created = [i.arguments for i in final if i.keyword == "RUN" and data_dir in i.arguments]
+    assert created
+    assert f"install -d -o app -g app {data_dir}" in created[0]
+    assert any(i.keyword == "VOLUME" and data_dir in i.arguments for i in final)

@@ -124,3 +124,28 @@ def test_reset_with_the_admin_key_wipes_every_memory(
 
     assert response.status_code == 200
     assert admin_client.get(f"/memories/{gone}").status_code == 404
+
+
+@pytest.mark.parametrize("path", ["/docs", "/redoc", "/openapi.json"])
+def test_the_api_docs_need_the_api_key_when_one_is_set(
+    anonymous_client: httpx.Client, path: str
+) -> None:
+    response = anonymous_client.get(path)
+
+    assert response.status_code == 401
+
+
+def test_the_openapi_schema_is_served_with_the_api_key(llm_client: httpx.Client) -> None:
+    response = llm_client.get("/openapi.json")
+
+    assert response.status_code == 200
+    assert "/memories" in response.json()["paths"]
+    assert "/openapi.json" not in response.json()["paths"]
+
+
+@pytest.mark.parametrize("path", ["/docs", "/redoc"])
+def test_the_docs_pages_are_served_with_the_api_key(llm_client: httpx.Client, path: str) -> None:
+    response = llm_client.get(path)
+
+    assert response.status_code == 200
+    assert "/openapi.json" in response.text

@@ -271,6 +271,28 @@ async def test_pending_memories_are_claimed_oldest_first_and_leased(ranker: Rank
     assert again.pending[0].attempts == 2
 
 
+async def test_marking_a_claimed_memory_again_hands_it_back(ranker: Ranker) -> None:
+    await ranker.stub.MarkPending(pb.MarkPendingRequest(scope="u", memory_id="m", reason="r"))
+    claim = pb.ClaimPendingRequest(limit=5, lease_seconds=30)
+    assert [p.memory_id for p in (await ranker.stub.ClaimPending(claim)).pending] == ["m"]
+    await ranker.stub.MarkPending(pb.MarkPendingRequest(scope="u", memory_id="m", reason="r"))
+    again = await ranker.stub.ClaimPending(claim)
+    assert [(p.memory_id, p.attempts) for p in again.pending] == [("m", 2)]
+
+
+async def test_a_duplicate_says_when_its_scope_has_memories_awaiting_a_verdict(
+    ranker: Ranker,
+) -> None:
+    await ranker.stub.RecordStored(pb.RecordStoredRequest(scope="u", text="t", memory_id="m"))
+    check = pb.CheckDuplicateRequest(scope="u", text="t")
+    assert not (await ranker.stub.CheckDuplicate(check)).scope_pending
+    await ranker.stub.MarkPending(pb.MarkPendingRequest(scope="u", memory_id="p"))
+    await ranker.stub.MarkPending(pb.MarkPendingRequest(scope="other", memory_id="q"))
+    assert (await ranker.stub.CheckDuplicate(check)).scope_pending
+    await ranker.stub.ResolvePending(pb.ResolvePendingRequest(memory_ids=["p"]))
+    assert not (await ranker.stub.CheckDuplicate(check)).scope_pending
+
+
 async def test_resolved_and_forgotten_memories_are_no_longer_pending(ranker: Ranker) -> None:
     for memory_id in ["a", "b", "c"]:
         await ranker.stub.MarkPending(pb.MarkPendingRequest(scope="u", memory_id=memory_id))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,9 +72,14 @@ class Stack:
 
 
 def start_mem0_local(
-    database_url: str, llm: FakeLLM, data_dir: Path, collection: str
+    database_url: str,
+    llm: FakeLLM,
+    data_dir: Path,
+    collection: str,
+    extra_env: Mapping[str, str] | None = None,
 ) -> ServiceProcess:
-    """mem0-local on `database_url` (pgvector), its LLM the fake, with an API and reset key."""
+    """mem0-local on `database_url` (pgvector), its LLM the fake, with an API and reset key;
+    `extra_env` adds or overrides `MEM0_LOCAL_*` variables (the eval's test clock)."""
     env = {
         **OFFLINE,
         "MEM0_LOCAL_PORT": "0",
@@ -86,22 +91,32 @@ def start_mem0_local(
         "MEM0_LOCAL_LLM_MAX_RETRIES": "0",
         "MEM0_LOCAL_API_KEY": API_KEY,
         "MEM0_LOCAL_RESET_TOKEN": RESET_TOKEN,
+        **(extra_env or {}),
     }
     return ServiceProcess(["mem0-local"], env, ready_timeout=180)
 
 
-def start_ranker(db_path: Path) -> ServiceProcess:
-    """A ranker that counts every reinforcement (no debounce), so tests can build mentions."""
+def start_ranker(
+    db_path: Path, *, port: int = 0, settings: Mapping[str, str] | None = None
+) -> ServiceProcess:
+    """A ranker that counts every reinforcement (no debounce), so tests can build mentions;
+    `port` 0 picks a free one (a fixed port restarts a killed ranker where the bridge expects
+    it), and `settings` adds or overrides `RANKER_*` variables."""
     return ranker_subprocess(
-        RANKER_METRICS_PORT="-1",
-        RANKER_DB_PATH=str(db_path),
-        RANKER_REINFORCE_DEBOUNCE_SECONDS="0",
+        **{
+            "RANKER_PORT": str(port),
+            "RANKER_METRICS_PORT": "-1",
+            "RANKER_DB_PATH": str(db_path),
+            "RANKER_REINFORCE_DEBOUNCE_SECONDS": "0",
+            **(settings or {}),
+        }
     )
 
 
-def start_judge(llm: FakeLLM) -> ServiceProcess:
+def start_judge(llm: FakeLLM, *, port: int = 0) -> ServiceProcess:
+    """The judge on `llm`; `port` 0 picks a free one, a fixed one restarts a killed judge."""
     env = {
-        "JUDGE_PORT": "0",
+        "JUDGE_PORT": str(port),
         "JUDGE_METRICS_PORT": "-1",
         "JUDGE_LLM_BASE_URL": llm.base_url,
         "JUDGE_LLM_MODEL": "fake-model",

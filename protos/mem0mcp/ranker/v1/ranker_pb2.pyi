@@ -55,21 +55,27 @@ class CheckDuplicateResponse(_message.Message):
     DUPLICATE_FIELD_NUMBER: _builtins.int
     MEMORY_ID_FIELD_NUMBER: _builtins.int
     STORED_AT_FIELD_NUMBER: _builtins.int
+    SCOPE_PENDING_FIELD_NUMBER: _builtins.int
     duplicate: _builtins.bool
     memory_id: _builtins.str
     """The memory the earlier identical text became; empty when not a duplicate."""
     stored_at: _builtins.str
     """RFC 3339 time the earlier text was recorded; empty when not a duplicate."""
+    scope_pending: _builtins.bool
+    """Some memory of this scope awaits a verdict (MarkPending): a newer value of this very fact
+    may be among them, so the caller should not answer "duplicate" on this record alone.
+    """
     def __init__(
         self,
         *,
         duplicate: _builtins.bool = ...,
         memory_id: _builtins.str = ...,
         stored_at: _builtins.str = ...,
+        scope_pending: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "memory_id", b"memory_id", "stored_at", b"stored_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "memory_id", b"memory_id", "scope_pending", b"scope_pending", "stored_at", b"stored_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

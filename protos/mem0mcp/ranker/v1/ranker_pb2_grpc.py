@@ -134,7 +134,8 @@ class RankerServiceServicer:
 
     def MarkPending(self, request, context):
         """Remember that a memory was stored without a verdict (judge down, over budget), so that it
-        is reconciled later; durable, shared by every bridge replica.
+        is reconciled later; durable, shared by every bridge replica. Marking a memory that is
+        pending already ends its lease: a reconciler that could not settle it hands it back.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -51,7 +51,8 @@ class RankerServiceStub:
     """
     MarkPending: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.MarkPendingRequest, _ranker_pb2.MarkPendingResponse]
     """Remember that a memory was stored without a verdict (judge down, over budget), so that it
-    is reconciled later; durable, shared by every bridge replica.
+    is reconciled later; durable, shared by every bridge replica. Marking a memory that is
+    pending already ends its lease: a reconciler that could not settle it hands it back.
     """
     ClaimPending: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.ClaimPendingRequest, _ranker_pb2.ClaimPendingResponse]
     """Lease up to `limit` pending memories, oldest first, to one reconciler for `lease_seconds`;
@@ -81,7 +82,8 @@ class RankerServiceAsyncStub(RankerServiceStub):
     """
     MarkPending: _aio.UnaryUnaryMultiCallable[_ranker_pb2.MarkPendingRequest, _ranker_pb2.MarkPendingResponse]  # type: ignore[assignment]
     """Remember that a memory was stored without a verdict (judge down, over budget), so that it
-    is reconciled later; durable, shared by every bridge replica.
+    is reconciled later; durable, shared by every bridge replica. Marking a memory that is
+    pending already ends its lease: a reconciler that could not settle it hands it back.
     """
     ClaimPending: _aio.UnaryUnaryMultiCallable[_ranker_pb2.ClaimPendingRequest, _ranker_pb2.ClaimPendingResponse]  # type: ignore[assignment]
     """Lease up to `limit` pending memories, oldest first, to one reconciler for `lease_seconds`;
@@ -150,7 +152,8 @@ class RankerServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ranker_pb2.MarkPendingResponse, _abc.Awaitable[_ranker_pb2.MarkPendingResponse]]:
         """Remember that a memory was stored without a verdict (judge down, over budget), so that it
-        is reconciled later; durable, shared by every bridge replica.
+        is reconciled later; durable, shared by every bridge replica. Marking a memory that is
+        pending already ends its lease: a reconciler that could not settle it hands it back.
         """
 
     @_abc_1.abstractmethod

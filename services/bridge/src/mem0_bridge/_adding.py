@@ -18,6 +18,7 @@ from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import check_text, same_text
 from mem0_bridge._judge import Verdict
 from mem0_bridge._mem0 import Memory
+from mem0_bridge._metrics import UNJUDGED_ADDS
 from mem0_bridge._models import AddAction, AddResult
 from mem0_bridge._reconcile import apply, decide
 from mem0mcp.contract import MAX_COMPARE_CANDIDATES
@@ -91,7 +92,10 @@ async def _reconciled_or_stored(core: Core, fact: _Fact) -> AddResult:
     if others:
         judged = await verdicts_on(core, fact.text, others)
         if isinstance(judged, PeerFailure):
-            if exact is None and not judged.off:
+            # Stored and queued even when an exact copy exists: one of the unjudged memories may
+            # hold a newer value of this fact (a change made while the judge was away), and
+            # only a later verdict can tell which value is the latest.
+            if not judged.off:
                 fact.notes.append(
                     judged.note(
                         "the add was stored unreconciled; it is reconciled when the judge answers"
@@ -160,6 +164,7 @@ async def _stored(core: Core, fact: _Fact, *, pending_reason: str | None) -> Add
             await core.ranker.record_stored(fact.rscope, memory, memory_id)
     fact.notes += skipped(failure, "the add was not recorded for exact dedupe")
     if pending_reason is not None:
+        UNJUDGED_ADDS.inc()
         for memory_id, _ in added:
             marked = await core.ranker.mark_pending(fact.rscope, memory_id, pending_reason)
             if marked is not None:

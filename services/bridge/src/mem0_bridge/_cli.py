@@ -16,6 +16,7 @@ import uvicorn
 from pydantic import ValidationError
 
 from mem0_bridge import _selftest as selftest
+from mem0_bridge._access import Tokens
 from mem0_bridge._http import build_http_app
 from mem0_bridge._server import create_server
 from mem0_bridge._settings import BridgeSettings
@@ -79,15 +80,17 @@ def _settings(args: argparse.Namespace) -> BridgeSettings:
     return BridgeSettings.model_validate({**settings.model_dump(), **update})
 
 
-async def _serve_http(settings: BridgeSettings) -> None:
+async def _serve_http(settings: BridgeSettings, tokens: Tokens) -> None:
     server = create_server(settings)
+    # Re-read the tokens file on SIGHUP: grants change without dropping sessions.
+    asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, tokens.reload)
     configure_logging(settings.log_level)
     family = socket.AF_INET6 if ":" in settings.http_host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((settings.http_host, settings.http_port))
     config = uvicorn.Config(
-        build_http_app(server, settings),  # type: ignore[arg-type]
+        build_http_app(server, settings, tokens),  # type: ignore[arg-type]
         log_level=settings.log_level.lower(),
         lifespan="on",
     )
@@ -105,14 +108,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(settings.log_level)
         return selftest.main(settings)
     if settings.transport == "http":
-        if not settings.http_on_loopback and not settings.http_bearer_token:
+        try:
+            tokens = Tokens(settings.http_bearer_token, settings.http_tokens_file)
+        except ValueError as exc:
+            print(f"mem0-bridge: MEM0_HTTP_TOKENS_FILE: {exc}", file=sys.stderr)  # noqa: T201
+            return 2
+        if not settings.http_on_loopback and not tokens.required:
             print(  # noqa: T201
                 f"mem0-bridge: refusing to serve HTTP on {settings.http_host} without "
-                "authentication; set MEM0_HTTP_BEARER_TOKEN (or bind 127.0.0.1).",
+                "authentication; set MEM0_HTTP_BEARER_TOKEN or MEM0_HTTP_TOKENS_FILE (or bind "
+                "127.0.0.1).",
                 file=sys.stderr,
             )
             return 2
-        asyncio.run(_serve_http(settings))
+        asyncio.run(_serve_http(settings, tokens))
         return 0
     server = create_server(settings, working_directory=Path.cwd())
     configure_logging(settings.log_level)

@@ -1,19 +1,24 @@
 """The streamable-HTTP app: bearer authentication and DNS-rebinding protection around /mcp.
 
-/healthz (the process answers) and /readyz (mem0, ranker and judge reachable) stay open so an
-orchestrator can probe without the token; they reveal reachability only.
+Every request but the probes needs a known bearer token; the caller's grant (`_access`) is
+left in the request's state for the tools to check. /healthz and /readyz stay open so an
+orchestrator can probe without a token, but then answer with their status only: addresses and
+errors are shown to callers with a valid token.
 """
 
 from __future__ import annotations
 
-import hmac
 import json
+import logging
 
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mem0_bridge._access import GRANT_STATE_KEY, Tokens, bearer_token
 from mem0_bridge._settings import LOOPBACK_HOSTS, BridgeSettings
+
+logger = logging.getLogger(__name__)
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 _WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
@@ -39,24 +44,29 @@ def transport_security(settings: BridgeSettings) -> TransportSecuritySettings:
 
 
 class BearerAuth:
-    """Pure ASGI guard: every HTTP request but the probes needs `Authorization: Bearer <token>`."""
+    """Pure ASGI guard: every HTTP request but the probes needs `Authorization: Bearer <token>`
+    with a token the bridge knows; its grant goes into the request's state."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, tokens: Tokens) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._tokens = tokens
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = dict(scope["headers"]).get(b"authorization", b"")
-        if hmac.compare_digest(given, self._expected):
+        token = bearer_token(dict(scope["headers"]).get(b"authorization", b""))
+        grant = self._tokens.grant_for(token) if token is not None else None
+        if grant is not None:
+            scope.setdefault("state", {})[GRANT_STATE_KEY] = grant
+        if grant is not None or scope["path"] in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
         body = json.dumps(
             {
                 "error": "unauthorized",
-                "detail": "send Authorization: Bearer <MEM0_HTTP_BEARER_TOKEN>",
+                "detail": "send Authorization: Bearer <token> with a token this bridge knows "
+                "(MEM0_HTTP_BEARER_TOKEN or one listed in MEM0_HTTP_TOKENS_FILE)",
             }
         ).encode()
         await send(
@@ -73,13 +83,16 @@ class BearerAuth:
         await send({"type": "http.response.body", "body": body})
 
 
-def build_http_app(server: MCPServer[object], settings: BridgeSettings) -> ASGIApp:
+def build_http_app(
+    server: MCPServer[object], settings: BridgeSettings, tokens: Tokens | None = None
+) -> ASGIApp:
     """The ASGI app serving MCP at /mcp plus the probes, guarded as the settings say."""
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path="/mcp",
         transport_security=transport_security(settings),
         host=settings.http_host,
     )
-    if settings.http_bearer_token:
-        app = BearerAuth(app, settings.http_bearer_token)
+    tokens = tokens or Tokens(settings.http_bearer_token, settings.http_tokens_file)
+    if tokens.required:
+        app = BearerAuth(app, tokens)
     return app

@@ -72,7 +72,8 @@ class RankerClient:
         await self.peer.aclose()
 
     async def check_duplicate(self, scope: str, text: str) -> str | PeerFailure | None:
-        """The memory identical text recorded within the window became, else None."""
+        """The memory identical text recorded within the window became, else None (also while
+        adds of the scope await reconciling)."""
         if self._stub is None:
             return self.peer.off
         answer = await self.peer.call(
@@ -80,6 +81,10 @@ class RankerClient:
         )
         if isinstance(answer, PeerFailure):
             return answer
+        # With facts of the scope awaiting a verdict, the record may vouch for a value that an
+        # unreconciled add has since changed: judging the add is the safe answer then.
+        if answer.scope_pending:
+            return None
         return answer.memory_id if answer.duplicate and answer.memory_id else None
 
     async def record_stored(

@@ -15,23 +15,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import anyio
-from prometheus_client import Counter as PromCounter
 
 from mem0_bridge._adding import candidates, verdicts_on
 from mem0_bridge._core import Core
 from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._mem0 import Mem0Error, Memory
+from mem0_bridge._metrics import RECONCILED
 from mem0_bridge._ranker import PendingMemory
 from mem0_bridge._reconcile import Decision, apply, decide
 from mem0_bridge._render import newest_time
 
 logger = logging.getLogger(__name__)
-
-RECONCILED = PromCounter(
-    "mem0_bridge_reconciled_total",
-    "Memories stored without a verdict and reconciled later, by outcome.",
-    ["outcome"],
-)
 
 #: Memories leased per round; small, so a slow judge holds few leases at once.
 BATCH = 8
@@ -75,9 +69,13 @@ class Reconciler:
         if isinstance(claimed, PeerFailure):
             return 0
         settled = 0
-        for pending in claimed:
+        for index, pending in enumerate(claimed):
             outcome = await self._reconcile(pending)
-            if outcome is None:  # no verdict now: the lease runs out and it is tried again
+            if outcome is None:  # no verdict now: hand the rest back, to be tried again
+                for unsettled in claimed[index:]:
+                    await core.ranker.mark_pending(
+                        unsettled.scope, unsettled.memory_id, unsettled.reason
+                    )
                 break
             RECONCILED.labels(outcome).inc()
             self.stats.outcomes[outcome] += 1

@@ -17,7 +17,7 @@ import logging
 import re
 import subprocess
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 from urllib.parse import unquote, urlparse
 
@@ -79,20 +79,21 @@ def derive_project(directory: Path) -> str:
 
 
 def project_from_roots(root_uris: Sequence[str]) -> str | None:
-    """The project of the client's first `file://` root; None when it shares no such root.
+    """The project of the client's first `file://` root: its folder's name; None when the
+    client shares no such root.
 
-    A root that exists on this machine is derived like a working directory (so a clone of
-    `org/api` in `~/src/api-2` is still `api`); one that does not is named by its basename.
+    A root names a folder on the client's machine, so it is read from the URI alone: the same
+    path on the server (if there is one) is another folder, and running git in it or reading it
+    would name the wrong project, or leak the server's disk layout.
     """
     for uri in root_uris:
         parsed = urlparse(uri)
         if parsed.scheme != "file":
+            logger.info("ignoring a client root that is not a file:// URI: %.80s", uri)
             continue
-        path = Path(unquote(parsed.path))
-        if path.is_dir():
-            return derive_project(path)
-        if path.name:
-            return path.name
+        name = PurePosixPath(unquote(parsed.path)).name
+        if name:
+            return name
     return None
 
 

@@ -7,6 +7,7 @@ owns the long-lived clients: the mem0 HTTP pool and the ranker and judge channel
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -19,16 +20,25 @@ import httpx
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context, ListRoots, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types import (
+    CallToolResult,
+    ListRootsRequest,
+    ListRootsResult,
+    TextContent,
+    ToolAnnotations,
+)
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from mem0_bridge import _render
+from mem0_bridge._access import EVERYTHING, GRANT_STATE_KEY, Grant
 from mem0_bridge._errors import BridgeError
 from mem0_bridge._inputs import quote
-from mem0_bridge._judge import JudgeClient
+from mem0_bridge._judge import LLM_HEALTH_SUFFIX, JudgeClient
 from mem0_bridge._mem0 import Mem0Client, Mem0Error
 from mem0_bridge._models import (
     AddResult,
@@ -46,6 +56,8 @@ from mem0_bridge._service import MemoryService, Where
 from mem0_bridge._settings import BridgeSettings
 from mem0_bridge._strict import make_strict
 from mem0_common import request_id_var
+
+logger = logging.getLogger(__name__)
 
 INSTRUCTIONS = """\
 Long-term memory shared across sessions and agents.
@@ -108,10 +120,21 @@ def _result(model: BaseModel, text: str) -> CallToolResult:
     )
 
 
+def _grant(ctx: Context) -> Grant:
+    """What the caller's bearer token may use (left in the request by the auth middleware);
+    everything over stdio, and over HTTP when no token is configured (loopback only)."""
+    request = ctx.request_context.request
+    state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
+    grant = state.get(GRANT_STATE_KEY)
+    return grant if isinstance(grant, Grant) else EVERYTHING
+
+
 @contextmanager
-def _tool_call() -> Iterator[None]:
-    """Give the call a request id (sent on to the ranker and judge) and agent-facing errors."""
+def _tool_call(ctx: Context, tool: str) -> Iterator[None]:
+    """Give the call a request id (sent on to the ranker and judge), log who made it (the
+    token's name, never the token) and turn failures into agent-facing errors."""
     token = request_id_var.set(uuid.uuid4().hex[:16])
+    logger.info("%s called by token %s", tool, _grant(ctx).name)
     try:
         yield
     except (BridgeError, Mem0Error) as exc:
@@ -128,28 +151,51 @@ def _fixed_project(state: AppState) -> str | None:
     return state.settings.project or state.derived_project
 
 
-async def _client_roots(ctx: Context, project: str | None, key: str | None) -> ListRoots | None:
-    """Ask the client for its roots only when nothing else names the project."""
+async def _client_roots(
+    ctx: Context, project: str | None, key: str | None
+) -> ListRoots | ListRootsResult | None:
+    """Ask the client for its roots only when nothing else names the project.
+
+    Where the session can ask the client directly, the bridge does, so that roots the SDK's
+    model refuses (a root that is not a `file://` URI) are ignored with a note in the log rather
+    than failing the call with a traceback; the project is then unknown, and a call that needs
+    one says how to name it. Otherwise the framework asks (the input-required flow).
+    """
     state = _state(ctx)
     if project or key or state.settings.scope_key or _fixed_project(state):
         return None
     capabilities = ctx.client_capabilities
     if capabilities is None or capabilities.roots is None:
         return None
-    return ListRoots()
+    if not ctx.session.can_send_request:
+        return ListRoots()
+    try:
+        roots: ListRootsResult = await ctx.session.send_request(
+            ListRootsRequest(),
+            ListRootsResult,
+            metadata=ServerMessageMetadata(related_request_id=ctx.request_context.request_id),
+        )
+    except (ValidationError, MCPError) as exc:
+        logger.info(
+            "client roots ignored (they name no file:// folder): %s", str(exc).splitlines()[0]
+        )
+        return None
+    return roots
 
 
 RootsArg = Annotated[ListRootsResult | None, Resolve(_client_roots)]
 
 
 async def _where(
-    state: AppState, project: str | None, key: str | None, roots: ListRootsResult | None
+    ctx: Context, project: str | None, key: str | None, roots: ListRootsResult | None
 ) -> Where:
     """Scope key beats everything; then the project argument, MEM0_PROJECT, git/cwd, roots.
 
     A bridge started with MEM0_SCOPE_KEY is confined to it: a `key` argument naming another
     namespace is refused, never followed.
     """
+    state = _state(ctx)
+    grant = _grant(ctx)
     fixed_key = state.settings.scope_key
     if fixed_key is not None:
         confined = check_name(fixed_key, "MEM0_SCOPE_KEY")
@@ -158,20 +204,20 @@ async def _where(
                 f"this bridge is confined to the scope key {confined!r} (MEM0_SCOPE_KEY); "
                 f"key={quote(key)} is outside it. Drop the key argument."
             )
-        return Where(key=confined, project=None)
+        return Where(key=confined, project=None, grant=grant)
     if key is not None:
-        return Where(key=check_name(key, "key"), project=None)
+        return Where(key=check_name(key, "key"), project=None, grant=grant)
     if project is not None:
-        return Where(key=None, project=check_name(project, "project"))
+        return Where(key=None, project=check_name(project, "project"), grant=grant)
     fixed = _fixed_project(state)
     if fixed is not None:
-        return Where(key=None, project=check_name(fixed, "project"))
+        return Where(key=None, project=check_name(fixed, "project"), grant=grant)
     if roots is not None:
         uris = [str(root.uri) for root in roots.roots]
-        name = await anyio.to_thread.run_sync(project_from_roots, uris)
+        name = project_from_roots(uris)
         if name is not None:
-            return Where(key=None, project=check_name(name, "project"))
-    return Where(key=None, project=None)
+            return Where(key=None, project=check_name(name, "project"), grant=grant)
+    return Where(key=None, project=None, grant=grant)
 
 
 # ---- the tools (module-level; registered with their descriptions in `_TOOLS`) -----------------
@@ -186,9 +232,9 @@ async def memory_add(
     project: ProjectArg = None,
     key: KeyArg = None,
 ) -> Annotated[CallToolResult, AddResult]:
-    with _tool_call():
+    with _tool_call(ctx, "memory_add"):
         state = _state(ctx)
-        where = await _where(state, project, key, roots)
+        where = await _where(ctx, project, key, roots)
         result = await state.service.add(text, scope, where)
         return _result(result, _render.render_add(result))
 
@@ -203,9 +249,9 @@ async def memory_search(
     project: ProjectArg = None,
     key: KeyArg = None,
 ) -> Annotated[CallToolResult, SearchResult]:
-    with _tool_call():
+    with _tool_call(ctx, "memory_search"):
         state = _state(ctx)
-        where = await _where(state, project, key, roots)
+        where = await _where(ctx, project, key, roots)
         result = await state.service.search(query, scope, limit, where)
         return _result(result, _render.render_search(result))
 
@@ -219,9 +265,9 @@ async def memory_list(
     project: ProjectArg = None,
     key: KeyArg = None,
 ) -> Annotated[CallToolResult, ListResult]:
-    with _tool_call():
+    with _tool_call(ctx, "memory_list"):
         state = _state(ctx)
-        where = await _where(state, project, key, roots)
+        where = await _where(ctx, project, key, roots)
         result = await state.service.list_scope(scope, limit, where)
         return _result(result, _render.render_list(result))
 
@@ -235,9 +281,9 @@ async def memory_recent(
     project: ProjectArg = None,
     key: KeyArg = None,
 ) -> Annotated[CallToolResult, ListResult]:
-    with _tool_call():
+    with _tool_call(ctx, "memory_recent"):
         state = _state(ctx)
-        where = await _where(state, project, key, roots)
+        where = await _where(ctx, project, key, roots)
         result = await state.service.recent(scope, limit, where)
         return _result(result, _render.render_list(result))
 
@@ -254,9 +300,9 @@ async def memory_pin(
     project: ProjectArg = None,
     key: KeyArg = None,
 ) -> Annotated[CallToolResult, PinResult]:
-    with _tool_call():
+    with _tool_call(ctx, "memory_pin"):
         state = _state(ctx)
-        where = await _where(state, project, key, roots)
+        where = await _where(ctx, project, key, roots)
         result = await state.service.pin(text, scope, where)
         return _result(result, _render.render_pin(result))
 
@@ -268,9 +314,9 @@ async def memory_pins(
     project: ProjectArg = None,
     key: KeyArg = None,
 ) -> Annotated[CallToolResult, PinsResult]:
-    with _tool_call():
+    with _tool_call(ctx, "memory_pins"):
         state = _state(ctx)
-        where = await _where(state, project, key, roots)
+        where = await _where(ctx, project, key, roots)
         result = await state.service.pins(where)
         return _result(result, _render.render_pins(result))
 
@@ -283,9 +329,9 @@ async def memory_unpin(
     project: ProjectArg = None,
     key: KeyArg = None,
 ) -> Annotated[CallToolResult, ChangeResult]:
-    with _tool_call():
+    with _tool_call(ctx, "memory_unpin"):
         state = _state(ctx)
-        where = await _where(state, project, key, roots)
+        where = await _where(ctx, project, key, roots)
         result = await state.service.unpin(memory_id, where)
         return _result(result, _render.render_change(result))
 
@@ -299,9 +345,9 @@ async def memory_update(
     project: ProjectArg = None,
     key: KeyArg = None,
 ) -> Annotated[CallToolResult, ChangeResult]:
-    with _tool_call():
+    with _tool_call(ctx, "memory_update"):
         state = _state(ctx)
-        where = await _where(state, project, key, roots)
+        where = await _where(ctx, project, key, roots)
         result = await state.service.update(memory_id, text, where)
         return _result(result, _render.render_change(result))
 
@@ -314,9 +360,9 @@ async def memory_delete(
     project: ProjectArg = None,
     key: KeyArg = None,
 ) -> Annotated[CallToolResult, ChangeResult]:
-    with _tool_call():
+    with _tool_call(ctx, "memory_delete"):
         state = _state(ctx)
-        where = await _where(state, project, key, roots)
+        where = await _where(ctx, project, key, roots)
         result = await state.service.delete(memory_id, where)
         return _result(result, _render.render_change(result))
 
@@ -329,9 +375,9 @@ async def memory_history(
     project: ProjectArg = None,
     key: KeyArg = None,
 ) -> Annotated[CallToolResult, HistoryResult]:
-    with _tool_call():
+    with _tool_call(ctx, "memory_history"):
         state = _state(ctx)
-        where = await _where(state, project, key, roots)
+        where = await _where(ctx, project, key, roots)
         result = await state.service.history(memory_id, where)
         return _result(result, _render.render_history(result))
 
@@ -342,8 +388,8 @@ async def memory_reset(
         str | None, Field(description="The reset token the user gave you for this wipe.")
     ] = None,
 ) -> Annotated[CallToolResult, ResetResult]:
-    with _tool_call():
-        result = await _state(ctx).service.reset(reset_token)
+    with _tool_call(ctx, "memory_reset"):
+        result = await _state(ctx).service.reset(reset_token, _grant(ctx))
         return _result(result, _render.render_reset(result))
 
 
@@ -395,12 +441,14 @@ _TOOLS: list[tuple[Any, str, ToolAnnotations]] = [
     ),
     (
         memory_update,
-        "Rewrite one memory by id, keeping its id and history (see memory_history).",
+        "Rewrite one memory by id, keeping its id and history (see memory_history). Reaches the "
+        "project's and global's memories (pass project= for another project's); not pins.",
         ToolAnnotations(destructive_hint=True, idempotent_hint=True),
     ),
     (
         memory_delete,
-        "Delete one memory by id. There is no bulk delete.",
+        "Delete one memory by id (the project's or global's; pass project= for another "
+        "project's). Pins are removed with memory_unpin. There is no bulk delete.",
         ToolAnnotations(destructive_hint=True, idempotent_hint=True),
     ),
     (
@@ -418,6 +466,42 @@ _TOOLS: list[tuple[Any, str, ToolAnnotations]] = [
 ]
 
 
+async def _readiness(service: MemoryService) -> dict[str, str]:
+    """What each part says: mem0 `ok` or its error; the ranker and judge `serving`, `off` or
+    why not. A helper that answers but cannot do its job (a judge without an LLM, or whose LLM
+    failed its latest calls) leaves the bridge ready but degraded; one that does not answer at
+    all makes it not ready."""
+    checks: dict[str, str] = {}
+
+    async def mem0_check() -> None:
+        try:
+            await service.mem0.ping()
+        except Mem0Error as exc:
+            checks["mem0"] = str(exc)
+        else:
+            checks["mem0"] = "ok"
+
+    async def ranker_check() -> None:
+        checks["ranker"] = await service.ranker.peer.probe()
+
+    async def judge_check() -> None:
+        peer = service.judge.peer
+        judge = await peer.probe()
+        if judge == "not serving":
+            judge = "no LLM configured: adds are not reconciled, questions not rewritten"
+        elif judge == "serving":
+            llm = await peer.probe(peer.health_service + LLM_HEALTH_SUFFIX)
+            if llm == "not serving":
+                judge = "degraded: its LLM failed its latest calls (adds are queued unjudged)"
+        checks["judge"] = judge
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(mem0_check)
+        tasks.start_soon(ranker_check)
+        tasks.start_soon(judge_check)
+    return checks
+
+
 def _probes(box: _StateBox) -> list[tuple[str, Any]]:
     """/healthz: the process answers. /readyz: mem0, the ranker and the judge answer.
     /metrics: Prometheus counters (reconciling among them), behind the bearer token."""
@@ -425,37 +509,24 @@ def _probes(box: _StateBox) -> list[tuple[str, Any]]:
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
-    async def readyz(_: Request) -> Response:
+    async def readyz(request: Request) -> Response:
         state = box.current
         if state is None:
             return JSONResponse({"status": "starting"}, status_code=503)
-        service = state.service
-        checks: dict[str, str] = {}
-
-        async def mem0_check() -> None:
-            try:
-                await service.mem0.ping()
-            except Mem0Error as exc:
-                checks["mem0"] = str(exc)
-            else:
-                checks["mem0"] = "ok"
-
-        async def grpc_check(name: str, client: RankerClient | JudgeClient) -> None:
-            checks[name] = await client.peer.probe()
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(mem0_check)
-            tasks.start_soon(grpc_check, "ranker", service.ranker)
-            tasks.start_soon(grpc_check, "judge", service.judge)
-        # A helper that answers but cannot do its job (the judge without an LLM) leaves the
-        # bridge ready, degraded as documented; one that does not answer at all does not.
+        checks = await _readiness(state.service)
         ready = checks["mem0"] == "ok" and all(
-            checks[name] in ("serving", "not serving", "off") for name in ("ranker", "judge")
+            not checks[name].startswith("unreachable") for name in ("ranker", "judge")
         )
-        return JSONResponse(
-            {"status": "ready" if ready else "not ready", "checks": checks},
-            status_code=200 if ready else 503,
-        )
+        degraded = any(v not in {"ok", "serving", "off"} for v in checks.values())
+        status = "not ready" if not ready else ("degraded" if degraded else "ready")
+        body: dict[str, object] = {"status": status}
+        # Addresses and error texts are for the operator: only callers with a valid token (or
+        # any caller when the bridge asks for none, on loopback) see them.
+        settings = state.settings
+        open_bridge = not (settings.http_bearer_token or settings.http_tokens_file)
+        if open_bridge or GRANT_STATE_KEY in request.scope.get("state", {}):
+            body["checks"] = checks
+        return JSONResponse(body, status_code=200 if ready else 503)
 
     async def metrics(_: Request) -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

@@ -14,6 +14,7 @@ import hmac
 from dataclasses import dataclass
 
 from mem0_bridge import _adding, _by_id, _listing, _pins, _searching
+from mem0_bridge._access import EVERYTHING, Grant
 from mem0_bridge._by_id import Readable
 from mem0_bridge._core import Core
 from mem0_bridge._errors import BridgeError
@@ -48,21 +49,41 @@ from mem0_bridge._settings import BridgeSettings
 
 @dataclass(frozen=True)
 class Where:
-    """Who the call is for: a scope key (a hard boundary) and the project, if known."""
+    """Who the call is for: a scope key (a hard boundary), the project if known, and what the
+    caller's token may use (everything over stdio and for the single bearer token)."""
 
     key: str | None
     project: str | None
+    grant: Grant = EVERYTHING
 
-    def readable(self, *, pins: bool) -> Readable:
+    def readable_namespaces(self, scope: Scope, *, merge_global: bool) -> tuple[str, ...] | None:
+        """The namespaces a read covers, checked against the grant; a merged-in global the
+        token may not read is left out rather than refused (it was not asked for)."""
+        namespaces = read_namespaces(scope, self.key, self.project, merge_global=merge_global)
+        if namespaces is None:
+            self.grant.check_all_namespaces()
+            return None
+        implicit = merge_global and scope == "project" and self.key is None
+        kept = tuple(
+            n
+            for n in namespaces
+            if not (implicit and n == GLOBAL and not self.grant.allows(n, write=False))
+        )
+        for namespace in kept:
+            self.grant.check(namespace, write=False)
+        return kept
+
+    def readable(self, *, pins: bool, writes: bool) -> Readable:
         """The namespaces a by-id call with these arguments may reach: the key's alone, else
-        the project's and global's, and with `pins` their pin namespaces too (so that unpin can
-        tell an ordinary memory of the caller's from an unknown id)."""
+        the project's and global's, and with `pins` their pin namespaces too (so that a call can
+        tell the caller "that is a pin" or "that is not a pin" instead of "unknown id")."""
         if self.key is not None:
             plain = {self.key}
         else:
             plain = {GLOBAL} if self.project is None else {GLOBAL, self.project}
         allowed = plain | {f"{PIN_PREFIX}{n}" for n in plain} if pins else plain
-        return allowed.__contains__
+        grant = self.grant
+        return lambda namespace: namespace in allowed and grant.allows(namespace, write=writes)
 
 
 class MemoryService:
@@ -98,49 +119,58 @@ class MemoryService:
 
     async def add(self, text: str, scope: Scope, where: Where) -> AddResult:
         namespace = write_namespace(scope, where.key, where.project)
+        where.grant.check(namespace, write=True)
         return await _adding.add(self.core, text, namespace)
 
     async def search(self, query: str, scope: Scope, limit: int, where: Where) -> SearchResult:
-        namespaces = read_namespaces(scope, where.key, where.project, merge_global=True)
+        namespaces = where.readable_namespaces(scope, merge_global=True)
         return await _searching.search(self.core, query, namespaces, limit)
 
     async def list_scope(self, scope: Scope, limit: int, where: Where) -> ListResult:
-        namespaces = read_namespaces(scope, where.key, where.project, merge_global=False)
+        namespaces = where.readable_namespaces(scope, merge_global=False)
         return await _listing.list_scope(self.core, namespaces, limit)
 
     async def recent(self, scope: Scope, limit: int, where: Where) -> ListResult:
-        namespaces = read_namespaces(scope, where.key, where.project, merge_global=False)
+        namespaces = where.readable_namespaces(scope, merge_global=False)
         return await _listing.recent(self.core, namespaces, limit)
 
     async def pin(self, text: str, scope: PinScope, where: Where) -> PinResult:
-        return await _pins.pin(self.core, text, pin_namespace(scope, where.key, where.project))
+        namespace = pin_namespace(scope, where.key, where.project)
+        where.grant.check(namespace, write=True)
+        return await _pins.pin(self.core, text, namespace)
 
     async def pins(self, where: Where) -> PinsResult:
         local_name = where.key if where.key is not None else where.project
         local = None if local_name is None else pin_namespace("local", where.key, where.project)
-        # Under a scope key global pins are out of bounds, like everything outside the key.
-        global_pins = None if where.key is not None else PINS_GLOBAL
+        if local is not None:
+            where.grant.check(local, write=False)
+        # Under a scope key global pins are out of bounds, like everything outside the key; so
+        # are they for a token without read access to global.
+        readable_global = where.key is None and where.grant.allows(PINS_GLOBAL, write=False)
+        global_pins = PINS_GLOBAL if readable_global else None
         return await _pins.pins(self.core, global_pins, local, local_name)
 
     async def unpin(self, memory_id: str, where: Where) -> ChangeResult:
-        return await _by_id.unpin(self.core, memory_id, where.readable(pins=True))
+        return await _by_id.unpin(self.core, memory_id, where.readable(pins=True, writes=True))
 
     async def update(self, memory_id: str, text: str, where: Where) -> ChangeResult:
-        return await _by_id.update(self.core, memory_id, text, where.readable(pins=False))
+        readable = where.readable(pins=True, writes=True)
+        return await _by_id.update(self.core, memory_id, text, readable)
 
     async def delete(self, memory_id: str, where: Where) -> ChangeResult:
-        return await _by_id.delete(self.core, memory_id, where.readable(pins=False))
+        return await _by_id.delete(self.core, memory_id, where.readable(pins=True, writes=True))
 
     async def history(self, memory_id: str, where: Where) -> HistoryResult:
-        return await _by_id.history(self.core, memory_id, where.readable(pins=False))
+        return await _by_id.history(self.core, memory_id, where.readable(pins=False, writes=False))
 
-    async def reset(self, reset_token: str | None) -> ResetResult:
+    async def reset(self, reset_token: str | None, grant: Grant = EVERYTHING) -> ResetResult:
         """Wipe everything, only for the reset token this bridge holds.
 
         The bridge checks the token itself (in constant time) before anything is sent: mem0's
         official server does not know `X-Reset-Token` and wipes on any call with the admin key.
         The token is still forwarded, for servers that check it too (mem0-local).
         """
+        grant.check_reset()
         expected = self.settings.reset_secret()
         if expected is None:
             raise BridgeError(

@@ -143,6 +143,11 @@ class BridgeSettings(ServiceSettings):
         default=None,
         description="Bearer token HTTP clients must send (`Authorization: Bearer ...`).",
     )
+    http_tokens_file: Path | None = Field(
+        default=None,
+        description="TOML file of bearer tokens (by SHA-256) with per-token project, global and "
+        "reset grants; reloaded on SIGHUP. Works beside or instead of MEM0_HTTP_BEARER_TOKEN.",
+    )
     allowed_hosts: str = Field(
         default="",
         description="Comma list of extra Host values accepted over HTTP (DNS-rebinding guard).",

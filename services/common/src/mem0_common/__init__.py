@@ -1,14 +1,17 @@
 """What every mem0-mcp gRPC service shares, so that no service carries its own copy."""
 
+from mem0_common._files import private_files
 from mem0_common._interceptors import REQUEST_ID_HEADER, CallInterceptor
 from mem0_common._logging import announce_listening, configure_logging, request_id_var
 from mem0_common._metrics import MetricsEndpoint
 from mem0_common._process import ServiceProcess
+from mem0_common._quoting import QUOTE_LIMIT, bare_or_quoted, quote_input
 from mem0_common._server import GrpcServer, ServiceRegistration, serve_until_signalled
 from mem0_common._settings import GrpcServiceSettings, ServiceSettings
 from mem0_common.env_table import render_env_table
 
 __all__ = [
+    "QUOTE_LIMIT",
     "REQUEST_ID_HEADER",
     "CallInterceptor",
     "GrpcServer",
@@ -18,7 +21,10 @@ __all__ = [
     "ServiceRegistration",
     "ServiceSettings",
     "announce_listening",
+    "bare_or_quoted",
     "configure_logging",
+    "private_files",
+    "quote_input",
     "render_env_table",
     "request_id_var",
     "serve_until_signalled",

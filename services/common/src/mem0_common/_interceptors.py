@@ -19,6 +19,32 @@ _log = logging.getLogger("mem0_common.calls")
 _Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]]
 
 
+class _Undecodable:
+    """What a request that is not a valid message decodes to, so the handler can refuse it.
+
+    Left to grpc, a deserializer that raises ends the call as UNKNOWN, which reads like a server
+    bug; the caller sent bytes that are not the method's message, which is INVALID_ARGUMENT.
+    """
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    if deserializer is None:
+        return None
+
+    def decode(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception as exc:  # whatever the deserializer raises, the bytes were bad
+            return _Undecodable(exc)
+
+    return decode
+
+
 def _request_id(details: grpc.HandlerCallDetails) -> str:
     for key, value in details.invocation_metadata or ():
         if key == REQUEST_ID_HEADER and isinstance(value, str) and 0 < len(value) <= 128:
@@ -27,7 +53,8 @@ def _request_id(details: grpc.HandlerCallDetails) -> str:
 
 
 class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Wraps unary-unary handlers: request id in a contextvar, one log line, count and latency."""
+    """Wraps unary-unary handlers: request id in a contextvar, one log line, count and latency;
+    a request that does not decode is refused as INVALID_ARGUMENT before the handler runs."""
 
     def __init__(self, service: str) -> None:
         self._service = service
@@ -48,6 +75,12 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             start = time.perf_counter()
             code = grpc.StatusCode.OK
             try:
+                if isinstance(request, _Undecodable):
+                    await context.abort(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        f"request: not a valid {method} request message "
+                        f"({type(request.error).__name__})",
+                    )
                 response = await inner(request, context)
             except BaseException:
                 code = context.code() or grpc.StatusCode.UNKNOWN
@@ -70,6 +103,6 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
         return grpc.unary_unary_rpc_method_handler(
             observed,
-            request_deserializer=handler.request_deserializer,
+            request_deserializer=_tolerant(handler.request_deserializer),
             response_serializer=handler.response_serializer,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import sys
+from collections.abc import Sequence
 
 #: The request id of the call being served (from `x-request-id` metadata, else generated).
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
@@ -16,10 +17,16 @@ class _RequestIdFilter(logging.Filter):
         return True
 
 
-def configure_logging(level: str = "INFO") -> None:
-    """Log to stderr (stdout may carry a protocol, as with MCP over stdio) with request ids."""
+def configure_logging(level: str = "INFO", filters: Sequence[logging.Filter] = ()) -> None:
+    """Log to stderr (stdout may carry a protocol, as with MCP over stdio) with request ids.
+
+    `filters` see every record on its way out, whichever library logged it (a filter on a
+    logger would only see that logger's own records, not its children's).
+    """
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(_RequestIdFilter())
+    for extra in filters:
+        handler.addFilter(extra)
     handler.setFormatter(
         logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
     )

@@ -65,6 +65,14 @@ class GrpcServer:
         return self._settings.host
 
     @property
+    def metrics_host(self) -> str:
+        return self._settings.metrics_host
+
+    @property
+    def metrics_token_required(self) -> bool:
+        return self._settings.metrics_token is not None
+
+    @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
@@ -90,7 +98,11 @@ class GrpcServer:
         for full_name in ["", *names]:
             await self._health.set(full_name, health_pb2.HealthCheckResponse.SERVING)
         if self._settings.metrics_port >= 0:
-            self._metrics = MetricsEndpoint(self._settings.host, self._settings.metrics_port)
+            self._metrics = MetricsEndpoint(
+                self._settings.metrics_host,
+                self._settings.metrics_port,
+                self._settings.metrics_token,
+            )
             self.metrics_port = self._metrics.port
 
     async def set_serving(self, full_name: str, serving: bool) -> None:
@@ -127,7 +139,11 @@ async def serve_until_signalled(
     await server.start()
     if server.metrics_port is not None:
         _log.info(
-            "%s metrics on http://%s:%d/metrics", server.name, server.host, server.metrics_port
+            "%s metrics on http://%s:%d/metrics%s",
+            server.name,
+            server.metrics_host,
+            server.metrics_port,
+            " (bearer token required)" if server.metrics_token_required else "",
         )
     announce_listening(server.name, f"grpc://{server.address}")
     try:

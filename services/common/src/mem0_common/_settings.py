@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Self
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from mem0_common._metrics import is_loopback
 
 
 class ServiceSettings(BaseSettings):
@@ -42,8 +44,44 @@ class GrpcServiceSettings(ServiceSettings):
         le=65535,
         description="Prometheus metrics HTTP port; 0 picks a free one, -1 turns metrics off.",
     )
+    metrics_host: str = Field(
+        default="127.0.0.1",
+        description=(
+            "Address the metrics endpoint binds (not the gRPC one): loopback by default; any "
+            "other address needs the metrics token."
+        ),
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        description=(
+            "When set, `/metrics` answers only requests sending `Authorization: Bearer <token>` "
+            "(401 otherwise); required when the metrics address is not loopback."
+        ),
+    )
     grace_seconds: float = Field(
         default=10.0,
         gt=0,
         description="On SIGTERM/SIGINT, seconds in-flight calls may take to finish before cancel.",
     )
+
+    @field_validator("metrics_token")
+    @classmethod
+    def _empty_token_is_unset(cls, value: SecretStr | None) -> SecretStr | None:
+        """`..._METRICS_TOKEN=` (as in an env file) means no token, never an empty one."""
+        return value if value is not None and value.get_secret_value() else None
+
+    @model_validator(mode="after")
+    def _metrics_private(self) -> Self:
+        """Metrics reachable from other hosts must be behind a token: refuse to start otherwise."""
+        if (
+            self.metrics_port >= 0
+            and self.metrics_token is None
+            and not is_loopback(self.metrics_host)
+        ):
+            prefix = str(self.model_config.get("env_prefix", "")).upper()
+            raise ValueError(
+                f"metrics on {self.metrics_host} would be open to every host that reaches it: "
+                f"set {prefix}METRICS_TOKEN, or bind {prefix}METRICS_HOST to loopback "
+                f"(127.0.0.1)"
+            )
+        return self

@@ -15,12 +15,15 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
 
-from mem0_common import request_id_var
+from mem0_common import bare_or_quoted, quote_input, request_id_var
 from mem0_local._auth import Authorizer
 from mem0_local._errors import InvalidRequestError, MemoryNotFoundError, UpstreamFailureError
 from mem0_local._models import EntityId, Ids, MemoryCreate, MemoryUpdate, SearchRequest
+from mem0_local._request_guard import RequestGuard
 from mem0_local._request_id import RequestIdMiddleware
 from mem0_local._settings import Mem0LocalSettings
 from mem0_local._store import MemoryStore
@@ -103,7 +106,7 @@ def _memory_id(memory_id: str) -> str:
         return str(uuid.UUID(memory_id))
     except ValueError:
         raise HTTPException(
-            status_code=400, detail=f"memory_id must be a UUID, got {memory_id[:64]!r}"
+            status_code=400, detail=f"memory_id must be a UUID, got {quote_input(memory_id)}"
         ) from None
 
 
@@ -121,6 +124,23 @@ async def _not_found(_: Request, exc: Exception) -> JSONResponse:
 
 async def _invalid(_: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(status_code=400, content={"detail": str(exc)})
+
+
+async def _unprocessable(_: Request, exc: RequestValidationError) -> JSONResponse:
+    """FastAPI's 422, but quoting each offending input cut short: the default echoes it whole
+    (a 1 MB id came back in full) and fails with a 500 on input JSON cannot encode (NaN)."""
+    errors = [
+        {
+            "type": error.get("type"),
+            "loc": [
+                part if isinstance(part, int) else bare_or_quoted(part) for part in error["loc"]
+            ],
+            "msg": error.get("msg"),
+            "input": quote_input(error.get("input")),
+        }
+        for error in exc.errors()
+    ]
+    return JSONResponse(status_code=422, content={"detail": errors})
 
 
 async def _upstream_failed(_: Request, exc: UpstreamFailureError) -> JSONResponse:
@@ -149,15 +169,22 @@ def create_app(settings: Mem0LocalSettings) -> FastAPI:
         lifespan=lifespan,
         redirect_slashes=False,
         dependencies=[Depends(auth.require_api_key)],
+        # Served by `_docs_routes` instead, behind the API key like every other route.
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
         exception_handlers={
+            RequestValidationError: _unprocessable,
             MemoryNotFoundError: _not_found,
             InvalidRequestError: _invalid,
             UpstreamFailureError: _upstream_failed,
         },
     )
-    app.add_middleware(RequestIdMiddleware)
+    app.add_middleware(RequestGuard, max_bytes=settings.max_request_bytes)
+    app.add_middleware(RequestIdMiddleware)  # outermost: even a refused request gets its id
     app.include_router(_memory_routes(auth))
     app.include_router(_service_routes(settings))
+    app.include_router(_docs_routes(app))
     return app
 
 
@@ -278,3 +305,27 @@ def _service_routes(settings: Mem0LocalSettings) -> APIRouter:
         return {"status": "ok"}
 
     return app
+
+
+def _docs_routes(app: FastAPI) -> APIRouter:
+    """The OpenAPI schema and its two viewers, which FastAPI would otherwise serve to anyone.
+
+    They sit under the app's API-key dependency like every route: the schema is a map of the
+    server. A browser cannot add X-API-Key to a page load, so with a key set they are for
+    clients that send it (curl, a proxy adding the header).
+    """
+    router = APIRouter(include_in_schema=False)
+
+    @router.get("/openapi.json")
+    async def openapi() -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @router.get("/docs")
+    async def swagger() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{app.title} - docs")
+
+    @router.get("/redoc")
+    async def redoc() -> HTMLResponse:
+        return get_redoc_html(openapi_url="/openapi.json", title=f"{app.title} - ReDoc")
+
+    return router

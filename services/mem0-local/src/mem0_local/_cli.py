@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from mem0_common import announce_listening, configure_logging
 from mem0_local._app import create_app
+from mem0_local._log_privacy import memory_text_filters
 from mem0_local._settings import Mem0LocalSettings
 
 
@@ -60,7 +61,7 @@ def main() -> int:
     except ValidationError as exc:
         print(f"mem0-local: invalid settings:\n{exc}", file=sys.stderr)  # noqa: T201
         return 2
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, memory_text_filters(settings.log_level))
     config = uvicorn.Config(
         create_app(settings),
         host=settings.host,

@@ -48,7 +48,8 @@ class UpstreamFailureError(RuntimeError):
         self.detail = detail
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    """`exc`, then what caused it (or what it interrupted), and so on: newest first."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
@@ -95,7 +96,7 @@ _WHAT_FAILED: dict[FailureCode, str] = {
 
 def classify(exc: BaseException) -> UpstreamFailureError:
     """Turn any failure raised by mem0 or its providers into a 502 with upstream's code."""
-    for link in _chain(exc):
+    for link in exception_chain(exc):
         code = _code_of(link)
         if code is not None:
             return UpstreamFailureError(code, f"{_WHAT_FAILED[code]}: {type(link).__name__}")

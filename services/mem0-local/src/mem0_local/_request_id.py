@@ -15,13 +15,17 @@ import uuid
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mem0_common import request_id_var
+from mem0_common import bare_or_quoted, request_id_var
 
 logger = logging.getLogger("mem0_local.access")
 
 REQUEST_ID_HEADER = "X-Request-ID"
 #: An incoming id is echoed only if it is short and printable (it ends up in logs).
 _ACCEPTABLE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+#: Every path this API serves fits, so only a path that is not one of ours is quoted.
+_PATH_LIMIT = 128
 
 
 class RequestIdMiddleware:
@@ -68,7 +72,7 @@ class RequestIdMiddleware:
             logger.info(
                 "%s %s -> %d in %.1f ms",
                 scope["method"],
-                scope["path"],
+                bare_or_quoted(scope["path"], _PATH_LIMIT),
                 status,
                 (time.perf_counter() - started) * 1000,
             )

@@ -108,11 +108,27 @@ class Mem0LocalSettings(ServiceSettings):
             "`custom_instructions`); the default keeps technical facts as stated. Empty: none."
         ),
     )
+    max_request_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description=(
+            "Largest request body accepted, in bytes; a larger one is answered 413 naming this "
+            "limit, before it is read further or anything is stored."
+        ),
+    )
     reset_token: SecretStr | None = Field(
         default=None,
         description=(
             "Token that authorises POST /reset when sent as X-Reset-Token (held by the human; "
             "compared in constant time, never logged)."
+        ),
+    )
+
+    test_clock_file: Path | None = Field(
+        default=None,
+        description=(
+            "TEST ONLY, never in production: a file holding epoch seconds that mem0 stamps "
+            "memories with instead of the real time (benchmarks replay months in minutes)."
         ),
     )
 

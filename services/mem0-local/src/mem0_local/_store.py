@@ -15,6 +15,8 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
+from mem0_common import bare_or_quoted, private_files
+from mem0_local._clock import install_test_clock
 from mem0_local._environment import prepare_process_environment
 from mem0_local._errors import InvalidRequestError, MemoryNotFoundError, classify
 from mem0_local._settings import Mem0LocalSettings
@@ -27,6 +29,8 @@ _PLACEHOLDER_KEY = "mem0-local-no-key"
 _PLACEHOLDER_URL = "http://127.0.0.1:9/v1"
 
 _ID_KEYS = ("user_id", "agent_id", "run_id")
+#: Longest message of mem0's own that is passed on whole in a 400.
+_MESSAGE_LIMIT = 300
 Item = dict[str, Any]
 
 
@@ -116,15 +120,21 @@ def check_database(database_url: str, timeout_seconds: int = 5) -> None:
 
 
 def open_async_memory(settings: Mem0LocalSettings) -> Any:
-    """Create mem0's AsyncMemory (loads the embedder: seconds; call it off the event loop)."""
-    prepare_process_environment(settings)
-    if settings.database_url is not None:
-        check_database(settings.database_url.get_secret_value())
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    from mem0 import AsyncMemory  # noqa: PLC0415 - only after prepare_process_environment
-    from mem0.configs.base import MemoryConfig  # noqa: PLC0415
+    """Create mem0's AsyncMemory (loads the embedder: seconds; call it off the event loop).
 
-    memory = AsyncMemory(MemoryConfig(**build_mem0_config(settings)))
+    Every file this creates (mem0's folder and config, the history database, the embedded
+    store) is private: 0600 in 0700 folders.
+    """
+    with private_files():
+        prepare_process_environment(settings)
+        if settings.database_url is not None:
+            check_database(settings.database_url.get_secret_value())
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        from mem0 import AsyncMemory  # noqa: PLC0415 - only after prepare_process_environment
+        from mem0.configs.base import MemoryConfig  # noqa: PLC0415
+
+        install_test_clock(settings.test_clock_file)
+        memory = AsyncMemory(MemoryConfig(**build_mem0_config(settings)))
     # The OpenAI clients mem0 builds wait 10 minutes per call by default; bound them.
     options = {"timeout": settings.llm_timeout_seconds, "max_retries": settings.llm_max_retries}
     memory.llm.client = memory.llm.client.with_options(**options)
@@ -189,7 +199,8 @@ class MemoryStore:
             except (MemoryNotFoundError, InvalidRequestError):
                 raise
             except ValueError as exc:
-                raise InvalidRequestError(str(exc)) from exc
+                # mem0's message may quote the request; the caller gets it, cut short.
+                raise InvalidRequestError(bare_or_quoted(str(exc), _MESSAGE_LIMIT)) from exc
             except Exception as exc:
                 failure = classify(exc)
                 logger.exception("mem0 call failed (%s)", failure.code)
@@ -273,8 +284,9 @@ class MemoryStore:
 
     async def reset(self) -> None:
         async with self._call():
-            await self._memory.reset()
-            await asyncio.to_thread(_create_collection_now, self._memory)
+            with private_files():  # the embedded store creates its collection's files anew
+                await self._memory.reset()
+                await asyncio.to_thread(_create_collection_now, self._memory)
 
     def close(self) -> None:
         """Release the store's connections (the embedded store's lock file, the pg pool)."""

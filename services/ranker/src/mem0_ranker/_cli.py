@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 
 from mem0_common import configure_logging, serve_until_signalled
+from mem0_ranker._clock import clock_for
 from mem0_ranker._service import create_server, open_store
 from mem0_ranker._settings import RankerSettings
 
 
 async def _serve(settings: RankerSettings) -> None:
     store = await open_store(settings)
-    await serve_until_signalled(create_server(settings, store), on_stopped=store.close)
+    clock = clock_for(settings.test_clock_file)
+    await serve_until_signalled(create_server(settings, store, clock), on_stopped=store.close)
 
 
 def main() -> None:

@@ -206,12 +206,21 @@ class PostgresStore(SqlStore):
             self._forget_cached([into, *ids])
         return int(found[0]) if found else 0
 
+    async def scope_pending(self, scope: str) -> bool:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM ranker_pending WHERE scope = %s)", (scope,)
+            )
+            row = await cur.fetchone()
+        return bool(row and row[0])
+
     async def mark_pending(self, scope: str, memory_id: str, reason: str, now: float) -> None:
         async with self._pool.connection() as conn:
             await conn.execute(
                 "INSERT INTO ranker_pending"
                 " (memory_id, scope, reason, marked_at, leased_until, attempts)"
-                " VALUES (%s, %s, %s, %s, 0, 0) ON CONFLICT (memory_id) DO NOTHING",
+                " VALUES (%s, %s, %s, %s, 0, 0)"
+                " ON CONFLICT (memory_id) DO UPDATE SET leased_until = 0",
                 (memory_id, scope, reason, now),
             )
 

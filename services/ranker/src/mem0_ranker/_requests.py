@@ -16,6 +16,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
+from mem0_common import quote_input
 from mem0_ranker._content import content_key
 from mem0_ranker._scoring import Columns
 from mem0_ranker._timestamps import cached_timestamp
@@ -81,12 +82,20 @@ def reject_unknown_fields(message: Message) -> None:
         raise InvalidArgument("; ".join(found[:5]) + ("; ..." if len(found) > 5 else ""))
 
 
+def _without_nul(value: str, field: str) -> str:
+    """PostgreSQL text cannot hold a NUL; both backends refuse it, so what a deployment accepts
+    does not depend on its storage."""
+    if "\x00" in value:
+        raise InvalidArgument(f"{field}: must not contain a NUL character")
+    return value
+
+
 def _bounded(value: str, field: str, maximum: int) -> str:
     if not value:
         raise InvalidArgument(f"{field}: must not be empty")
     if len(value) > maximum:
         raise InvalidArgument(f"{field}: {len(value)} characters, at most {maximum} allowed")
-    return value
+    return _without_nul(value, field)
 
 
 def memory_id(value: str, field: str, limits: Limits) -> str:
@@ -110,7 +119,7 @@ def _moment(value: str, index: int, field: str) -> float:
         return cached_timestamp(value)
     except ValueError:
         raise InvalidArgument(
-            f"candidates[{index}].{field}: not an RFC 3339 timestamp: {value[:64]!r}"
+            f"candidates[{index}].{field}: not an RFC 3339 timestamp: {quote_input(value)}"
         ) from None
 
 
@@ -169,7 +178,9 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
         created = c.created_at
         updated = c.updated_at
         # The comparison chain is False for NaN, negatives and infinity alike.
-        if not (0.0 <= similarity < inf and id_ and len(id_) <= max_id) or len(unknown(c)):
+        if not (
+            0.0 <= similarity < inf and id_ and len(id_) <= max_id and "\x00" not in id_
+        ) or len(unknown(c)):
             _reject_candidate(request, index, c, limits)
         try:
             if created and updated:
@@ -200,7 +211,7 @@ def reason(value: str, limits: Limits) -> str:
         raise InvalidArgument(
             f"reason: {len(value)} characters, at most {limits.max_reason_length} allowed"
         )
-    return value
+    return _without_nul(value, "reason")
 
 
 def claim(request: ranker_pb2.ClaimPendingRequest, limits: Limits) -> tuple[int, float]:

@@ -111,7 +111,10 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
         if found is None:
             return ranker_pb2.CheckDuplicateResponse(duplicate=False)
         return ranker_pb2.CheckDuplicateResponse(
-            duplicate=True, memory_id=found.memory_id, stored_at=format_timestamp(found.stored_at)
+            duplicate=True,
+            memory_id=found.memory_id,
+            stored_at=format_timestamp(found.stored_at),
+            scope_pending=await self._store.scope_pending(scope),
         )
 
     @_checked

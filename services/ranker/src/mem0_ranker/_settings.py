@@ -93,3 +93,10 @@ class RankerSettings(GrpcServiceSettings):
         le=1,
         description="Smallest recency factor: how much of its score a very old fact keeps.",
     )
+    test_clock_file: Path | None = Field(
+        default=None,
+        description=(
+            "TEST ONLY, never in production: a file holding epoch seconds read as the ranker's "
+            "current time on every call (benchmarks replay months in minutes)."
+        ),
+    )

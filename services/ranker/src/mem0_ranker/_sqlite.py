@@ -20,6 +20,7 @@ from typing import TypeVar
 
 import aiosqlite
 
+from mem0_common import private_files
 from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._scoring import MentionRecord
 from mem0_ranker._store import (
@@ -125,19 +126,22 @@ class SqliteStore(SqlStore):
 
     @classmethod
     async def open(cls, path: Path, mention_cache: MentionCache | None = None) -> SqliteStore:
-        path = await asyncio.to_thread(_prepare, path)
-        writer = await aiosqlite.connect(path, isolation_level=None)
-        try:
-            await writer.execute("PRAGMA journal_mode=WAL")
-            await writer.execute("PRAGMA synchronous=FULL")
-            await writer.execute("PRAGMA busy_timeout=10000")
-            await _migrate(writer)
-            reader = await aiosqlite.connect(
-                f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None
-            )
-        except BaseException:
-            await writer.close()
-            raise
+        """Open (creating if needed) the file, 0600 in a 0700 folder; SQLite gives its WAL and
+        shared-memory files the same mode as the database."""
+        with private_files():
+            path = await asyncio.to_thread(_prepare, path)
+            writer = await aiosqlite.connect(path, isolation_level=None)
+            try:
+                await writer.execute("PRAGMA journal_mode=WAL")
+                await writer.execute("PRAGMA synchronous=FULL")
+                await writer.execute("PRAGMA busy_timeout=10000")
+                await _migrate(writer)
+                reader = await aiosqlite.connect(
+                    f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None
+                )
+            except BaseException:
+                await writer.close()
+                raise
         await reader.execute("PRAGMA busy_timeout=10000")
         # Memory-mapped reads: a lookup in a million-row table then touches pages in the OS
         # cache directly instead of a read() per page missing from SQLite's small page cache,
@@ -233,12 +237,21 @@ class SqliteStore(SqlStore):
         finally:
             self._forget_cached([into, *others])
 
+    async def scope_pending(self, scope: str) -> bool:
+        rows = list(
+            await self._reader.execute_fetchall(
+                "SELECT EXISTS (SELECT 1 FROM ranker_pending WHERE scope = ?)", (scope,)
+            )
+        )
+        return bool(rows[0][0])
+
     async def mark_pending(self, scope: str, memory_id: str, reason: str, now: float) -> None:
         async with self._write_lock:
             await self._writer.execute(
                 "INSERT INTO ranker_pending"
                 " (memory_id, scope, reason, marked_at, leased_until, attempts)"
-                " VALUES (?, ?, ?, ?, 0, 0) ON CONFLICT (memory_id) DO NOTHING",
+                " VALUES (?, ?, ?, ?, 0, 0)"
+                " ON CONFLICT (memory_id) DO UPDATE SET leased_until = 0",
                 (memory_id, scope, reason, now),
             )
 

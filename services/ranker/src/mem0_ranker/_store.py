@@ -126,8 +126,13 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
+    async def scope_pending(self, scope: str) -> bool:
+        """Does any memory of `scope` await a verdict?"""
+
+    @abc.abstractmethod
     async def mark_pending(self, scope: str, memory_id: str, reason: str, now: float) -> None:
-        """Remember that this memory awaits a verdict (a repeat mark changes nothing)."""
+        """Remember that this memory awaits a verdict; marking it again ends its lease, so a
+        reconciler that could not settle it hands it back at once."""
 
     @abc.abstractmethod
     async def claim_pending(self, limit: int, lease_seconds: float, now: float) -> list[Pending]:

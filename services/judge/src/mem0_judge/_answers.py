@@ -3,7 +3,8 @@
 Extra keys, a missing or repeated memory id, an unknown verdict or an empty statement all raise
 `LLMBadAnswerError` rather than being guessed around: a judgement the caller cannot trust is
 worse than none, which the caller already handles. One leniency, seen with real models: a memory
-id written as a string of digits (`"1"`) is read as that number.
+id written as a string of digits (`"1"`) is read as that number. One extra check, also seen: a
+"statement" that is the question echoed back (ends in `?`) is a bad answer, not a rewrite.
 
 `compare_schema(n)` and `REWRITE_SCHEMA` are the same shapes as JSON Schema, sent to endpoints that
 constrain their output with one (`JUDGE_LLM_RESPONSE_FORMAT`); the answer is validated here all
@@ -126,4 +127,7 @@ def parse_rewrite(answer: dict[str, Any]) -> str:
         raise _schema_error(exc) from None
     if not statement:
         raise LLMBadAnswerError("LLM answer did not match the schema: statement is blank")
+    if statement.endswith("?"):
+        # Small models echo the question back; searching it again would add nothing.
+        raise LLMBadAnswerError("LLM answer is a question, not a statement")
     return statement

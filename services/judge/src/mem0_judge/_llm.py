@@ -80,7 +80,9 @@ def extract_json_object(content: str) -> dict[str, Any]:
         candidates.append(text[start : end + 1])
     for candidate in candidates:
         try:
-            value = json.loads(candidate)
+            # strict=False: raw newlines inside strings, seen from grammar-constrained llama.cpp
+            # answers, are read as text instead of failing the whole answer.
+            value = json.loads(candidate, strict=False)
         except ValueError:
             continue
         if isinstance(value, dict):

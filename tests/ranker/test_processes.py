@@ -137,8 +137,16 @@ async def test_metrics_count_calls_by_method_and_code(tmp_path: Path) -> None:
                 await stub.Reinforce(pb.ReinforceRequest(memory_id="", scope="u"))
         match = re.search(r"metrics on (http://\S+/metrics)", ranker.log_text())
         assert match is not None
-        body = await asyncio.to_thread(_fetch, match.group(1))
-    calls = 'mem0mcp_grpc_calls_total{code="INVALID_ARGUMENT",method="Reinforce",service="ranker"}'
+        calls = (
+            'mem0mcp_grpc_calls_total{code="INVALID_ARGUMENT",method="Reinforce",service="ranker"}'
+        )
+        # The interceptor counts a call once its answer is on the way, which may be a moment
+        # after the client has it: wait for the sample rather than racing it.
+        for _ in range(50):
+            body = await asyncio.to_thread(_fetch, match.group(1))
+            if calls in body:
+                break
+            await asyncio.sleep(0.1)
     assert f"{calls} 1.0" in body
 
 

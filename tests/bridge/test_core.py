@@ -133,6 +133,18 @@ async def test_an_unchanged_memory_is_still_a_duplicate(core: Core) -> None:
     assert (again["action"], again["memory_ids"]) == ("duplicate", first["memory_ids"])
 
 
+@pytest.mark.parametrize("unknown_id_status", [200, 404])
+async def test_a_text_whose_memory_was_deleted_behind_the_bridges_back_is_stored_again(
+    core: Core, unknown_id_status: int
+) -> None:
+    core.mem0.unknown_id_status = unknown_id_status
+    first = await core.add("The API port is 8080")
+    del core.mem0.memories[first["memory_ids"][0]]  # type: ignore[index]
+    again = await core.add("The API port is 8080")
+    assert again["action"] == "added"
+    assert core.mem0.texts("alpha") == ["The API port is 8080"]
+
+
 # --- 2. racing restatements in one scope are judged against each other ------------------------
 
 

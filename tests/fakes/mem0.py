@@ -41,6 +41,9 @@ class FakeMem0:
     memories: dict[str, _Memory] = field(default_factory=dict)
     history: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     requests: list[httpx.Request] = field(default_factory=list)
+    #: How an unknown id is answered: 200 with `null` (mem0's official server) or 404
+    #: (mem0-local).
+    unknown_id_status: int = 200
     #: Each event one minute after the last, so every event has its own time.
     _ticks: itertools.count[int] = field(default_factory=itertools.count)
 
@@ -102,7 +105,13 @@ class FakeMem0:
     def _one(self, method: str, memory_id: str, body: dict[str, Any]) -> httpx.Response:
         memory = self.memories.get(memory_id)
         if method == "GET":
-            return httpx.Response(200, json=self._item(memory) if memory else None)
+            if memory is None:
+                return httpx.Response(
+                    self.unknown_id_status,
+                    content=b"null",
+                    headers={"content-type": "application/json"},
+                )
+            return httpx.Response(200, json=self._item(memory))
         if memory is None:
             return httpx.Response(404, json={"detail": "Memory not found"})
         if method == "PUT":

@@ -13,7 +13,7 @@ from mem0_bridge._core import Core
 from mem0_bridge._errors import BridgeError
 from mem0_bridge._grpc import skipped
 from mem0_bridge._inputs import check_memory_id, check_text
-from mem0_bridge._mem0 import Mem0Error, Memory
+from mem0_bridge._mem0 import Memory
 from mem0_bridge._models import ChangeResult, HistoryEvent, HistoryResult
 from mem0_bridge._scopes import is_pin_namespace
 
@@ -30,12 +30,7 @@ def _unknown(memory_id: str) -> BridgeError:
 
 async def own(core: Core, memory_id: str, readable: Readable) -> Memory:
     """The memory, if this caller may reach it; else the unknown-id error."""
-    try:
-        memory = await core.mem0.get(memory_id)
-    except Mem0Error as exc:
-        if exc.status == 404:
-            raise _unknown(memory_id) from None
-        raise
+    memory = await core.mem0.get(memory_id)
     if (
         memory is None
         or memory.user_id != core.user_id

@@ -244,7 +244,14 @@ class Mem0Client:
         return _memories(answer)
 
     async def get(self, memory_id: str) -> Memory | None:
-        answer = await self._request("GET", f"/memories/{memory_id}", what="the lookup")
+        """The memory, or None when there is none: mem0's official server answers an unknown id
+        with 200 and `null`, mem0-local with 404; both mean the same to every caller."""
+        try:
+            answer = await self._request("GET", f"/memories/{memory_id}", what="the lookup")
+        except Mem0Error as exc:
+            if exc.status == 404:
+                return None
+            raise
         return Memory.from_api(answer) if isinstance(answer, dict) and answer.get("id") else None
 
     async def update(self, memory_id: str, text: str) -> None:

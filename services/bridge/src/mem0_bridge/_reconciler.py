@@ -19,7 +19,7 @@ import anyio
 from mem0_bridge._adding import candidates, verdicts_on
 from mem0_bridge._core import Core
 from mem0_bridge._grpc import PeerFailure
-from mem0_bridge._mem0 import Mem0Error, Memory
+from mem0_bridge._mem0 import Memory
 from mem0_bridge._metrics import RECONCILED
 from mem0_bridge._ranker import PendingMemory
 from mem0_bridge._reconcile import Decision, apply, decide
@@ -86,12 +86,7 @@ class Reconciler:
         """Settle one pending memory; its outcome, or None when the judge could not answer."""
         core = self._core
         async with core.scope_locks.hold(pending.scope):
-            try:
-                memory = await core.mem0.get(pending.memory_id)
-            except Mem0Error as exc:
-                if exc.status != 404:
-                    raise
-                memory = None
+            memory = await core.mem0.get(pending.memory_id)
             if memory is None or memory.run_id is None:
                 await core.ranker.resolve_pending([pending.memory_id])
                 return "gone"

@@ -7,6 +7,7 @@ checking the same paths against the real mem0ai library.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -394,6 +395,72 @@ async def test_the_reconciler_keeps_a_pending_fact_the_floor_rules_out(core: Cor
         pass
     assert service.reconciler.stats.outcomes["new"] == 1
     assert len(core.mem0.texts("alpha")) == 2
+
+
+async def test_a_change_said_in_the_same_words_is_acted_on_whatever_its_similarity(
+    core: Core,
+) -> None:
+    # Embedders rate a value change in the same words lower than look-alike facts; the wording
+    # makes it one fact, so no similarity floor may hold it back.
+    service = guarded(core, 0.99)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    changed = await service.add("Our API port is now 9000.", "project", ALPHA)
+    assert (changed.action, changed.memory_ids) == ("updated", first.memory_ids)
+    assert core.mem0.texts("alpha") == ["Our API port is now 9000."]
+
+
+async def test_the_guard_reads_mem0s_semantic_similarity_not_its_blended_score(
+    core: Core,
+) -> None:
+    service = guarded(core, 0.9)
+    await service.add("The API port is 8080", "project", ALPHA)
+    searches = len(core.mem0.requests)
+    await service.add("The API metrics port is 9100", "project", ALPHA)
+    candidate_search = next(r for r in core.mem0.requests[searches:] if r.url.path == "/search")
+    assert json.loads(candidate_search.content)["explain"] is True
+
+
+# --- 11b. a folded fact says the newest statement ---------------------------------------------
+
+
+async def test_a_restatement_in_new_words_leaves_the_memory_saying_them(core: Core) -> None:
+    first = await core.add("The API port is 8080")
+    restated = await core.add("The API is served on port 8080")
+    assert restated["action"] == "reinforced"
+    assert restated["memory_ids"] == first["memory_ids"]
+    assert restated["memories"] == ["The API is served on port 8080"]
+    assert restated["previous_text"] == "The API port is 8080"
+    assert core.mem0.texts("alpha") == ["The API is served on port 8080"]
+    history = await core.service.history(first["memory_ids"][0], ALPHA)  # type: ignore[index]
+    assert [(e.old_text, e.new_text) for e in history.events][-1] == (
+        "The API port is 8080",
+        "The API is served on port 8080",
+    )
+
+
+async def test_a_value_change_the_judge_takes_for_a_restatement_keeps_the_new_value(
+    core: Core,
+) -> None:
+    # A weak judge calls a change without digits SAME; keeping the old words would lose the fact.
+    core.judge.judge.script = lambda fact, text: SAME
+    await core.add("Bugs are tracked in Jira")
+    restated = await core.add("Bugs are tracked in Linear")
+    assert restated["action"] == "reinforced"
+    assert core.mem0.texts("alpha") == ["Bugs are tracked in Linear"]
+
+
+async def test_a_restatement_reconciled_later_leaves_the_older_memory_saying_it(
+    core: Core,
+) -> None:
+    first = await core.add("The API port is 8080")
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    await core.add("The API is served on port 8080")
+    core.judge.judge.failure = None
+    while await core.service.reconciler.run_once() > 0:
+        pass
+    assert core.service.reconciler.stats.outcomes["restated"] == 1
+    assert core.mem0.texts("alpha") == ["The API is served on port 8080"]
+    assert list(core.mem0.memories) == first["memory_ids"]
 
 
 # --- 12. raw and rewritten results are merged on one scale ------------------------------------

@@ -3,7 +3,8 @@
 For the bridge core's fast tests only (the full-stack tests run the real mem0ai library). It
 keeps what the bridge relies on: ids, run_id/user_id filters (one id or an `OR` of run_ids),
 history events with their own times, 404 for unknown ids. Search scores by word overlap
-(Jaccard), deterministic and good enough to make close texts candidates of each other.
+(Jaccard), deterministic and good enough to make close texts candidates of each other; with
+`explain` that score is also each hit's `score_details.semantic_score`, as mem0's would be.
 """
 
 from __future__ import annotations
@@ -151,4 +152,8 @@ class FakeMem0:
                 scored.append((score, memory))
         scored.sort(key=lambda pair: -pair[0])
         top = scored[: body.get("top_k", 20)]
-        return httpx.Response(200, json={"results": [self._item(m, s) for s, m in top]})
+        items = [self._item(m, s) for s, m in top]
+        if body.get("explain"):
+            for item in items:
+                item["score_details"] = {"semantic_score": item["score"]}
+        return httpx.Response(200, json={"results": items})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from mem0_local import DEFAULT_CUSTOM_INSTRUCTIONS
 from tests.fakes.llm import FakeLLM
@@ -69,6 +70,21 @@ def test_search_ranks_the_paraphrased_memory_first(llm_client: httpx.Client, use
     assert len(results) == 3
     assert results[0]["id"] == hiking_id
     assert results[0]["score"] > results[1]["score"]
+
+
+def test_an_explained_search_gives_each_hits_semantic_similarity(
+    llm_client: httpx.Client, user_id: str
+) -> None:
+    # The bridge's verdict guard reads the cosine part: the blended score moves with BM25 hits.
+    add_memories(llm_client, user_id, "Deploys happen on Fridays.")
+    body = {"query": "Deploys happen on Fridays.", "filters": {"user_id": user_id}}
+
+    [plain] = llm_client.post("/search", json=body).json()["results"]
+    [explained] = llm_client.post("/search", json={**body, "explain": True}).json()["results"]
+
+    assert "score_details" not in plain
+    assert explained["score_details"]["semantic_score"] == pytest.approx(1.0, abs=1e-3)
+    assert explained["score"] == plain["score"]
 
 
 def test_search_results_carry_the_fields_the_bridge_reads(

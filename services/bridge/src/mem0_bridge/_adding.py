@@ -79,6 +79,7 @@ async def candidates(core: Core, text: str, namespace: str) -> list[Memory]:
         user_id=core.user_id,
         run_id=namespace,
         top_k=min(core.settings.judge_max_candidates, MAX_COMPARE_CANDIDATES),
+        explain=True,
     )
     floor = core.settings.reinforcement_prefilter_threshold
     return [c for c in found if (c.score or 0.0) >= floor]
@@ -109,8 +110,8 @@ async def _reconciled_or_stored(core: Core, fact: _Fact) -> AddResult:
         await core.ranker.record_stored(fact.rscope, fact.text, exact.id)
         verdicts[exact.id] = Verdict.SAME
         # The very text, whatever score mem0 gave it (a keyword hit rescales every score).
-        close = [replace(exact, score=1.0), *others]
-    decision = decide(close, verdicts, floor=core.settings.verdict_similarity_floor)
+        close = [replace(exact, score=1.0, similarity=1.0), *others]
+    decision = decide(fact.text, close, verdicts, floor=core.settings.verdict_similarity_floor)
     if decision.kind is None or decision.survivor is None:
         return await _stored(core, fact, pending_reason=None)
     folded = await apply(core, decision, fact.text, fact.namespace)
@@ -125,10 +126,12 @@ async def _reconciled_or_stored(core: Core, fact: _Fact) -> AddResult:
             mentions=folded.mentions,
             folded_ids=folded.removed,
         )
+    reworded = not same_text(survivor.text, fact.text)
     return fact.result(
         "reinforced",
         [survivor.id],
-        memories=[survivor.text],
+        memories=[fact.text],
+        previous_text=survivor.text if reworded else None,
         mentions=folded.mentions,
         folded_ids=folded.removed,
     )

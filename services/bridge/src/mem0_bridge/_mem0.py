@@ -61,10 +61,23 @@ class Memory:
     updated_at: str | None
     score: float | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: The semantic part of `score` (1 - cosine distance to the query), when the search was
+    #: asked to `explain` itself: on a fixed scale, where `score` is divided down whenever any
+    #: keyword or entity hit exists in the scope.
+    similarity: float | None = None
+
+    @property
+    def similarity_to_query(self) -> float:
+        """The semantic similarity when mem0 gave it, else the blended score (0 for none)."""
+        if self.similarity is not None:
+            return self.similarity
+        return self.score or 0.0
 
     @classmethod
     def from_api(cls, item: Mapping[str, Any]) -> Memory:
         score = item.get("score")
+        details = item.get("score_details")
+        semantic = details.get("semantic_score") if isinstance(details, Mapping) else None
         return cls(
             id=str(item["id"]),
             text=str(item.get("memory") or item.get("text") or ""),
@@ -74,6 +87,7 @@ class Memory:
             updated_at=item.get("updated_at"),
             score=float(score) if isinstance(score, int | float) else None,
             metadata=item.get("metadata") or {},
+            similarity=float(semantic) if isinstance(semantic, int | float) else None,
         )
 
 
@@ -215,12 +229,19 @@ class Mem0Client:
         ]
 
     async def search(
-        self, query: str, *, user_id: str, run_id: str | Sequence[str] | None, top_k: int
+        self,
+        query: str,
+        *,
+        user_id: str,
+        run_id: str | Sequence[str] | None,
+        top_k: int,
+        explain: bool = False,
     ) -> list[Memory]:
         """Search one namespace, several (one query, an `OR` over their run_ids), or all.
 
         One search over several namespaces embeds the query once and scores every hit on the
-        same scale, where a search per namespace would pay the embedding each time.
+        same scale, where a search per namespace would pay the embedding each time. `explain`
+        asks mem0 for each hit's score breakdown, which fills `Memory.similarity`.
         """
         filters: dict[str, Any] = {"user_id": user_id}
         run_ids = [run_id] if isinstance(run_id, str) else list(run_id or [])
@@ -232,7 +253,12 @@ class Mem0Client:
             "POST",
             "/search",
             what="the search",
-            json={"query": query, "filters": filters, "top_k": top_k},
+            json={
+                "query": query,
+                "filters": filters,
+                "top_k": top_k,
+                **({"explain": True} if explain else {}),
+            },
         )
         return _memories(answer)
 

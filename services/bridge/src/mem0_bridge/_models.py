@@ -41,13 +41,16 @@ AddAction = Literal["added", "duplicate", "reinforced", "updated", "unchanged"]
 class AddResult(BaseModel):
     action: AddAction = Field(
         description="added: new memory; duplicate: identical text already stored, nothing done; "
-        "reinforced: the judge found the same fact, its mention count grew; updated: the fact "
-        "replaced an older one (same id, history kept); unchanged: mem0 stored nothing."
+        "reinforced: the judge found the same fact, its mention count grew and the memory takes "
+        "the new wording; updated: the fact replaced an older one (same id, history kept); "
+        "unchanged: mem0 stored nothing."
     )
     memory_ids: list[str]
     namespace: str
     memories: list[str] = Field(description="Text of the memories added or touched.")
-    previous_text: str | None = Field(default=None, description="The replaced text (updated).")
+    previous_text: str | None = Field(
+        default=None, description="The replaced text (updated, or reinforced in new words)."
+    )
     mentions: int | None = Field(default=None, description="Mention count after reinforcing.")
     folded_ids: list[str] = Field(
         default_factory=list,

@@ -8,9 +8,16 @@ their history records the deletion) and their mentions are carried over to the s
 
 A verdict is only acted on where the pair is plausibly one fact: a judge is wrong often (a
 small local model about half the time), and a wrong SAME or SUPERSEDES destroys a fact, while a
-wrong UNRELATED only leaves a duplicate that ranking copes with. So SAME and SUPERSEDES on a
-candidate whose mem0 similarity to the new text is below `MEM0_VERDICT_SIMILARITY_FLOOR` count
-as UNRELATED, on the add path and in the background reconciler alike.
+wrong UNRELATED only leaves a duplicate that ranking copes with. A pair is plausibly one fact
+when its semantic similarity (mem0's cosine part of the score, asked for with `explain`: the
+blended score moves with keyword hits) reaches `MEM0_VERDICT_SIMILARITY_FLOOR`, or when the two
+statements use the same words apart from their values (`_wording`: a change said in the same
+words, which embedders rate lower than look-alike facts). SAME and SUPERSEDES on any other
+candidate count as UNRELATED, on the add path and in the background reconciler alike.
+
+Whichever way a fact is folded, its memory ends up saying the newest statement: a change
+obviously, and a restatement too (mem0's history keeps the older wording), so that a
+restatement the judge took for SAME but that carried a new detail or value drops nothing.
 """
 
 from __future__ import annotations
@@ -22,8 +29,10 @@ from typing import Literal
 
 from mem0_bridge._core import Core
 from mem0_bridge._grpc import PeerFailure, skipped
+from mem0_bridge._inputs import same_text
 from mem0_bridge._judge import Verdict
 from mem0_bridge._mem0 import Mem0Error, Memory
+from mem0_bridge._wording import differs_only_in_values
 
 logger = logging.getLogger(__name__)
 
@@ -38,12 +47,17 @@ class Decision:
     removed: tuple[Memory, ...] = ()
 
 
+def plausibly_one_fact(text: str, candidate: Memory, floor: float) -> bool:
+    """May a SAME or SUPERSEDES verdict on `candidate` for the new `text` be acted on?"""
+    return candidate.similarity_to_query >= floor or differs_only_in_values(text, candidate.text)
+
+
 def decide(
-    candidates: Sequence[Memory], verdicts: Mapping[str, Verdict], *, floor: float
+    text: str, candidates: Sequence[Memory], verdicts: Mapping[str, Verdict], *, floor: float
 ) -> Decision:
-    """The decision for verdicts on `candidates` (closest first, as mem0 ranked them); a
-    verdict on a candidate less similar than `floor` is not acted on (see the module doc)."""
-    plausible = [c for c in candidates if (c.score or 0.0) >= floor]
+    """The decision for verdicts on `candidates` (closest first, as mem0 ranked them) about the
+    new fact `text`; a verdict on a pair that is not plausibly one fact is not acted on."""
+    plausible = [c for c in candidates if plausibly_one_fact(text, c, floor)]
     same = [c for c in plausible if verdicts.get(c.id) is Verdict.SAME]
     older = [c for c in plausible if verdicts.get(c.id) is Verdict.SUPERSEDES]
     if same:
@@ -76,7 +90,7 @@ async def apply(core: Core, decision: Decision, text: str, namespace: str) -> Fo
         raise ValueError("apply() needs a same or supersedes decision")
     rscope = core.rscope(namespace)
     folded = Folded(survivor)
-    if decision.kind == "supersedes":
+    if not same_text(survivor.text, text):
         await core.mem0.update(survivor.id, text)
         failure = await core.ranker.record_stored(rscope, text, survivor.id, replaces=True)
         folded.notes += skipped(failure, "the new text was not recorded for dedupe")

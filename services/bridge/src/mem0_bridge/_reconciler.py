@@ -4,8 +4,9 @@ An add that could not be judged (judge down, too slow, a broken call) is stored 
 pending with the ranker, which keeps the queue durably for every bridge replica. This task
 leases a few pending memories at a time, oldest first, and judges each against the memories of
 its scope stored before it, exactly as the add would have: a restatement reinforces the older
-memory and is removed, a change rewrites the older memory in place and is removed, and a new
-fact stays. It runs without any client call, and only while the judge can give verdicts.
+memory (which takes its wording) and is removed, a change rewrites the older memory in place
+and is removed, and a new fact stays. It runs without any client call, and only while the
+judge can give verdicts.
 """
 
 from __future__ import annotations
@@ -107,13 +108,14 @@ class Reconciler:
         verdicts = await verdicts_on(core, memory.text, older)
         if isinstance(verdicts, PeerFailure):
             return None
-        decision = decide(older, verdicts, floor=core.settings.verdict_similarity_floor)
+        decision = decide(
+            memory.text, older, verdicts, floor=core.settings.verdict_similarity_floor
+        )
         if decision.kind is None or decision.survivor is None:
             return "new"
         # The pending memory goes too: the older memory keeps the fact (and its id and history).
         whole = Decision(decision.kind, decision.survivor, (*decision.removed, memory))
-        text = memory.text if decision.kind == "supersedes" else decision.survivor.text
-        await apply(core, whole, text, namespace)
+        await apply(core, whole, memory.text, namespace)
         return "restated" if decision.kind == "same" else "changed"
 
 

@@ -112,14 +112,13 @@ class BridgeSettings(ServiceSettings):
         description="mem0 score a stored memory needs to be shown to the judge on add.",
     )
     verdict_similarity_floor: float = Field(
-        default=0.0,
+        default=0.9,
         ge=0,
         le=1,
-        description="mem0 score a stored memory needs for the judge's SAME or SUPERSEDES on it "
-        "to be acted on; below it the new fact is stored as its own memory (a wrong verdict "
-        "must not destroy a fact). Off by default: mem0's score is not on a fixed scale, and "
-        "every floor tried (0.5 and up) also blocked right restatements and changes; 0.92 "
-        "suits a weak judge (see the README's eval rows).",
+        description="Semantic similarity (mem0's cosine part of the score) a stored memory "
+        "needs for the judge's SAME or SUPERSEDES on it to be acted on, unless the two "
+        "statements differ only in their values; otherwise the new fact is stored as its own "
+        "memory (a wrong verdict must not destroy a fact). Chosen on `make eval`.",
     )
     judge_max_candidates: int = Field(
         default=5,

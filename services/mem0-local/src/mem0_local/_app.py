@@ -220,7 +220,11 @@ def _memory_routes(auth: Authorizer) -> APIRouter:
                 detail="filters must contain at least one of user_id, agent_id, run_id.",
             )
         results = await store.search(
-            body.query, filters, top_k=body.top_k, threshold=body.threshold
+            body.query,
+            filters,
+            top_k=body.top_k,
+            threshold=body.threshold,
+            explain=bool(body.explain),
         )
         return {"results": results}
 

@@ -53,6 +53,9 @@ class SearchRequest(Ids):
     )
     top_k: int = Field(default=20, ge=1, le=1000)
     threshold: float | None = Field(default=None, ge=0, le=1)
+    explain: bool | None = Field(
+        default=None, description="Include each hit's score_details (semantic, BM25, entity)."
+    )
 
 
 class MemoryUpdate(BaseModel):

@@ -226,11 +226,17 @@ class MemoryStore:
         return list(result["results"])
 
     async def search(
-        self, query: str, filters: dict[str, Any], *, top_k: int, threshold: float | None
+        self,
+        query: str,
+        filters: dict[str, Any],
+        *,
+        top_k: int,
+        threshold: float | None,
+        explain: bool = False,
     ) -> list[Item]:
         async with self._call():
             result = await self._memory.search(
-                query, filters=filters, top_k=top_k, threshold=threshold
+                query, filters=filters, top_k=top_k, threshold=threshold, explain=explain
             )
         return [_shape(item, score=True) for item in result["results"]]
 

@@ -1,0 +1,53 @@
+"""Whether two statements say the same thing in the same words, apart from their values.
+
+The verdict guard's second test (see `_reconcile`): embeddings rate "The API listens on port
+8080." and "9000 is the port the API listens on." as less alike than two different facts about
+one service, so a change restated in the same words would fall under any similarity floor that
+keeps look-alike facts apart. Two statements whose words agree once every value is set aside
+are one fact by construction, however an embedder scores them.
+
+Words are lower-cased `\\w` tokens (joined across `.`, `:`, `/` and `-` so `1.4.2`,
+`host:9000` and `eu-west-1` stay whole). A token holding a digit is a value; the rest, minus
+English function words and with a plural or third-person `s` folded, is the wording. Negations
+are wording, not function words: "is not replicated" and "is replicated" differ.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TOKEN = re.compile(r"\w+(?:[.:/-]\w+)*")
+
+# fmt: off
+_FUNCTION_WORDS = frozenset((
+    "a", "an", "the", "this", "that", "these", "those", "our", "we", "us", "i", "me", "my",
+    "you", "your", "their", "they", "them", "its", "it", "he", "she", "his", "her",
+    "is", "are", "was", "were", "be", "been", "being", "am", "has", "have", "had",
+    "do", "does", "did", "will", "shall", "would", "should", "can", "could", "may", "might",
+    "to", "of", "on", "in", "at", "for", "from", "by", "with", "as", "into", "onto", "about",
+    "and", "or", "so", "then", "than", "there", "here", "now", "currently", "also",
+))
+# fmt: on
+
+#: Fewer words than this say too little to tell one fact from another ("set to 5").
+MIN_WORDS = 2
+
+
+def _fold(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def wording(text: str) -> frozenset[str]:
+    """The words of `text` that are neither values nor function words (see the module doc)."""
+    return frozenset(
+        _fold(token)
+        for token in _TOKEN.findall(text.lower())
+        if not any(ch.isdigit() for ch in token) and token not in _FUNCTION_WORDS
+    )
+
+
+def differs_only_in_values(first: str, second: str) -> bool:
+    """True when both statements use the same words (at least `MIN_WORDS` of them) once values
+    and function words are set aside: "The API port is 8080." / "Our API port is now 9000."."""
+    words = wording(first)
+    return len(words) >= MIN_WORDS and words == wording(second)

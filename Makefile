@@ -7,7 +7,7 @@ PYPROJECTS := pyproject.toml protos/pyproject.toml $(wildcard services/*/pyproje
 
 .PHONY: run test test-docker install postgres lint format typecheck protos proto-check env-table \
         pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge \
-        bench-load bench-scope-locks eval eval-sweep eval-judge local-llm lock clean
+        bench-load bench-scope-locks eval eval-sweep eval-floor eval-judge local-llm lock clean
 
 run: install
 	$(BIN)/python scripts/run_stack.py
@@ -90,6 +90,10 @@ eval: install postgres
 # floor) and over-fetch, one at a time around the defaults; bench/results/eval_sweep.*
 eval-sweep: install postgres
 	$(BIN)/python -m bench.eval --sweep
+
+# The verdict guard's floor: one replay of the fake judge per floor; bench/results/eval_floor.*
+eval-floor: install postgres
+	$(BIN)/python -m bench.eval.floors
 
 # What ordering adds per scope costs: a burst into one scope vs one scope per add.
 bench-scope-locks: install postgres

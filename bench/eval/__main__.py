@@ -62,7 +62,7 @@ from bench.eval._replay import (
     replay,
     running_services,
 )
-from bench.eval._report import plot, plot_sweep, scores, table
+from bench.eval._report import plot, plot_sweep, scores, table, with_mem0_alone
 from mem0_bridge import BridgeSettings
 from mem0_ranker._settings import RankerSettings
 from tests.support.stack import start_ranker
@@ -319,6 +319,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     services, dataset, judge, sweep if judge == args.sweep_judge else None
                 )
             )
+    if "none" in results:
+        for judge, judged in results.items():
+            if judge != "none":
+                with_mem0_alone(judged, results["none"])
     primary = primary_judge(judges)
     return {
         "kinds": results[primary]["kinds"],

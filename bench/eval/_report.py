@@ -37,22 +37,45 @@ def scores(
     }
 
 
+def with_mem0_alone(judged: dict[str, Any], alone: Mapping[str, Any]) -> None:
+    """Add `mem0_alone` to a judged run's kinds and overall: raw mem0 search over the store the
+    judge-less replay left, which is what mem0 by itself keeps (ADD-only, exact copies dropped).
+    `mem0_raw` is raw search over *this* run's store, which the bridge's verdicts already
+    cleaned: beating it measures the ranking alone, beating `mem0_alone` the whole product."""
+    for group, name in (("kinds", None), ("overall", "all")):
+        for key, systems in judged[group].items():
+            if name is None or key == name:
+                systems["mem0_alone"] = alone[group][key]["mem0_raw"]
+
+
+def _points(m: Mapping[str, float], base: Mapping[str, float] | None, same: bool) -> str:
+    return "" if base is None or same else f"{100 * (m['hit@1'] - base['hit@1']):+.0f}"
+
+
 def table(run: Mapping[str, Any]) -> str:
-    """One row per kind and system; hit@1 also as points above raw mem0."""
+    """One row per kind and system; hit@1 also as points above raw mem0 on the same store and,
+    when the judge-less run is known, above mem0 alone (see `with_mem0_alone`)."""
     rows: list[list[Any]] = []
     groups = [*((k, run["kinds"][k]) for k in KINDS), ("(all)", run["overall"]["all"])]
     for kind, systems in groups:
-        raw = systems.get("mem0_raw", {}).get("hit@1")
+        raw = systems.get("mem0_raw")
+        alone = systems.get("mem0_alone")
         for system, m in systems.items():
-            delta = (
-                "" if raw is None or system == "mem0_raw" else f"{100 * (m['hit@1'] - raw):+.0f}"
+            baseline = system in {"mem0_raw", "mem0_alone"}
+            rows.append(
+                [
+                    kind,
+                    system,
+                    int(m["n"]),
+                    *(m[x] for x in MEASURES),
+                    _points(m, raw, baseline),
+                    _points(m, alone, baseline),
+                ]
             )
-            rows.append([kind, system, int(m["n"]), *(m[x] for x in MEASURES), delta])
     store = run["store"]
+    headers = ["kind", "system", "n", "hit@1", "hit@5", "MRR", "nDCG@10"]
     return (
-        format_table(
-            ["kind", "system", "n", "hit@1", "hit@5", "MRR", "nDCG@10", "hit@1 vs raw (pts)"], rows
-        )
+        format_table([*headers, "hit@1 vs raw (pts)", "vs mem0 alone (pts)"], rows)
         + f"\nstore: {store['memories_per_fact']:.2f} memories per fact (goal 1.00), "
         f"{store['stale_values']} of {store['facts_with_changed_values']} changed facts hold a "
         f"stale value, {store['facts_lost']} facts lost (goal 0) {store['facts_lost_per_kind']}"

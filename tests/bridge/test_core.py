@@ -420,21 +420,28 @@ async def test_the_guard_reads_mem0s_semantic_similarity_not_its_blended_score(
     assert json.loads(candidate_search.content)["explain"] is True
 
 
-# --- 11b. a folded fact says the newest statement ---------------------------------------------
+# --- 11b. a folded fact drops no detail of the newest statement -------------------------------
 
 
-async def test_a_restatement_in_new_words_leaves_the_memory_saying_them(core: Core) -> None:
+async def test_a_restatement_in_other_words_keeps_the_stored_words(core: Core) -> None:
     first = await core.add("The API port is 8080")
     restated = await core.add("The API is served on port 8080")
-    assert restated["action"] == "reinforced"
-    assert restated["memory_ids"] == first["memory_ids"]
-    assert restated["memories"] == ["The API is served on port 8080"]
+    assert (restated["action"], restated["memory_ids"]) == ("reinforced", first["memory_ids"])
+    assert restated["memories"] == ["The API port is 8080"]
+    assert restated["previous_text"] is None
+    assert core.mem0.texts("alpha") == ["The API port is 8080"]
+
+
+async def test_a_restatement_naming_a_new_detail_leaves_the_memory_saying_it(core: Core) -> None:
+    first = await core.add("The API port is 8080")
+    restated = await core.add("The API port is 8080 behind Envoy")
+    assert (restated["action"], restated["memory_ids"]) == ("reinforced", first["memory_ids"])
+    assert restated["memories"] == ["The API port is 8080 behind Envoy"]
     assert restated["previous_text"] == "The API port is 8080"
-    assert core.mem0.texts("alpha") == ["The API is served on port 8080"]
     history = await core.service.history(first["memory_ids"][0], ALPHA)  # type: ignore[index]
     assert [(e.old_text, e.new_text) for e in history.events][-1] == (
         "The API port is 8080",
-        "The API is served on port 8080",
+        "The API port is 8080 behind Envoy",
     )
 
 
@@ -449,17 +456,15 @@ async def test_a_value_change_the_judge_takes_for_a_restatement_keeps_the_new_va
     assert core.mem0.texts("alpha") == ["Bugs are tracked in Linear"]
 
 
-async def test_a_restatement_reconciled_later_leaves_the_older_memory_saying_it(
-    core: Core,
-) -> None:
+async def test_a_restatement_reconciled_later_leaves_no_detail_behind(core: Core) -> None:
     first = await core.add("The API port is 8080")
     core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    await core.add("The API is served on port 8080")
+    await core.add("The API port is 8080 behind Envoy")
     core.judge.judge.failure = None
     while await core.service.reconciler.run_once() > 0:
         pass
     assert core.service.reconciler.stats.outcomes["restated"] == 1
-    assert core.mem0.texts("alpha") == ["The API is served on port 8080"]
+    assert core.mem0.texts("alpha") == ["The API port is 8080 behind Envoy"]
     assert list(core.mem0.memories) == first["memory_ids"]
 
 

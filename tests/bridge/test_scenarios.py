@@ -30,8 +30,8 @@ def _http_env(stack: Stack, **overrides: object) -> dict[str, str]:
         "MEM0_TRANSPORT": "http",
         "MEM0_HTTP_PORT": "0",
         # These scenarios check what the bridge does with the judge's verdicts on reworded
-        # pairs (cosine 0.60-0.86 here); the default floor (0.92) deliberately stores such
-        # pairs apart, which tests/bridge/test_core.py covers.
+        # pairs (cosine 0.60-0.86 here); the default floor (0.9) deliberately stores such
+        # pairs apart, which the `guarded` scenarios below check.
         "MEM0_VERDICT_SIMILARITY_FLOOR": "0",
     }
 
@@ -60,6 +60,54 @@ def _make_stale(stack: Stack, memory_id: str, days: int) -> None:
     with psycopg.connect(stack.database_url, autocommit=True) as connection:
         updated = connection.execute(query, (when, when, memory_id)).rowcount
     assert updated == 1
+
+
+@pytest.fixture(scope="module")
+def guarded(stack: Stack) -> Iterator[ServiceProcess]:
+    """A bridge with the shipped verdict guard (no floor override)."""
+    env = _http_env(stack)
+    del env["MEM0_VERDICT_SIMILARITY_FLOOR"]
+    with ServiceProcess(["mem0-bridge"], env, ready_timeout=60) as process:
+        yield process
+
+
+async def test_a_wrong_change_verdict_on_a_look_alike_fact_destroys_nothing(
+    guarded: ServiceProcess,
+) -> None:
+    # The fake judge calls this pair a change (3 of 4 content words shared, another value);
+    # MiniLM rates it 0.61 alike, under the floor: both facts stay.
+    project = _project()
+    async with http_client(guarded.url) as client:
+        await call(
+            client, "memory_add", text="The billing API listens on port 8080.", project=project
+        )
+        second = await call(
+            client,
+            "memory_add",
+            text="The billing API exposes metrics on port 9100.",
+            project=project,
+        )
+        listed = await call(client, "memory_list", project=project)
+    assert second["action"] == "added"
+    assert sorted(hit["text"] for hit in listed["hits"]) == [
+        "The billing API exposes metrics on port 9100.",
+        "The billing API listens on port 8080.",
+    ]
+
+
+async def test_a_change_in_the_same_words_passes_the_guard(guarded: ServiceProcess) -> None:
+    # MiniLM rates this pair 0.84 alike, under the floor; the words make it one fact.
+    project = _project()
+    async with http_client(guarded.url) as client:
+        first = await call(
+            client, "memory_add", text="The billing API listens on port 8080.", project=project
+        )
+        changed = await call(
+            client, "memory_add", text="The billing API listens on port 9000.", project=project
+        )
+        listed = await call(client, "memory_list", project=project)
+    assert (changed["action"], changed["memory_ids"]) == ("updated", first["memory_ids"])
+    assert [hit["text"] for hit in listed["hits"]] == ["The billing API listens on port 9000."]
 
 
 async def test_a_paraphrase_reinforces_instead_of_duplicating(bridge: ServiceProcess) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from mem0_bridge._mem0 import Memory
 from mem0_bridge._reconcile import plausibly_one_fact
-from mem0_bridge._wording import differs_only_in_values, wording
+from mem0_bridge._wording import adds_details, details, differs_only_in_values, wording
 
 
 def hit(text: str, *, score: float | None, similarity: float | None) -> Memory:
@@ -89,3 +89,30 @@ def test_wording_sets_aside_values_function_words_and_plural_endings() -> None:
         "service",
         "version",
     }
+
+
+def test_details_are_values_and_names_but_not_the_first_words_capital() -> None:
+    assert details("Bugs are tracked in Linear since v2, logging at WARNING") == {
+        "linear",
+        "v2",
+        "warning",
+    }
+
+
+@pytest.mark.parametrize(
+    ("newer", "older", "adds"),
+    [
+        ("Bugs are tracked in Linear.", "Bugs are tracked in Jira.", True),
+        ("The API port is 8080 behind Envoy", "The API port is 8080", True),
+        ("Our API is served on port 8080.", "The API port is 8080", False),
+        (
+            "The growth team owns the billing API.",
+            "The billing API is owned by the growth team.",
+            False,
+        ),
+    ],
+)
+def test_a_newer_statement_adds_details_when_it_names_what_the_older_does_not(
+    newer: str, older: str, adds: bool
+) -> None:
+    assert adds_details(newer, older) is adds

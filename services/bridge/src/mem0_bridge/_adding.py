@@ -126,12 +126,11 @@ async def _reconciled_or_stored(core: Core, fact: _Fact) -> AddResult:
             mentions=folded.mentions,
             folded_ids=folded.removed,
         )
-    reworded = not same_text(survivor.text, fact.text)
     return fact.result(
         "reinforced",
         [survivor.id],
-        memories=[fact.text],
-        previous_text=survivor.text if reworded else None,
+        memories=[fact.text if folded.rewritten else survivor.text],
+        previous_text=survivor.text if folded.rewritten else None,
         mentions=folded.mentions,
         folded_ids=folded.removed,
     )

@@ -15,9 +15,11 @@ statements use the same words apart from their values (`_wording`: a change said
 words, which embedders rate lower than look-alike facts). SAME and SUPERSEDES on any other
 candidate count as UNRELATED, on the add path and in the background reconciler alike.
 
-Whichever way a fact is folded, its memory ends up saying the newest statement: a change
-obviously, and a restatement too (mem0's history keeps the older wording), so that a
-restatement the judge took for SAME but that carried a new detail or value drops nothing.
+A change rewrites the memory to the new statement. A restatement keeps the stored words (they
+matched the queries so far, and one memory cannot hold every paraphrase) unless the new
+statement names a value or name the stored one lacks (`_wording.adds_details`): then the memory
+takes the new words, so a change the judge took for SAME ("tracked in Jira" / "tracked in
+Linear") drops nothing. mem0's history keeps every earlier text.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import same_text
 from mem0_bridge._judge import Verdict
 from mem0_bridge._mem0 import Mem0Error, Memory
-from mem0_bridge._wording import differs_only_in_values
+from mem0_bridge._wording import adds_details, differs_only_in_values
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +74,8 @@ class Folded:
     """What applying a decision did."""
 
     survivor: Memory
+    #: Whether the survivor now says the new text (a change, or a restatement with new details).
+    rewritten: bool = False
     #: Ids actually removed (a copy someone else deleted first is not listed).
     removed: list[str] = field(default_factory=list)
     mentions: int | None = None
@@ -90,8 +94,10 @@ async def apply(core: Core, decision: Decision, text: str, namespace: str) -> Fo
         raise ValueError("apply() needs a same or supersedes decision")
     rscope = core.rscope(namespace)
     folded = Folded(survivor)
-    if not same_text(survivor.text, text):
+    takes_new_text = decision.kind == "supersedes" or adds_details(text, survivor.text)
+    if takes_new_text and not same_text(survivor.text, text):
         await core.mem0.update(survivor.id, text)
+        folded.rewritten = True
         failure = await core.ranker.record_stored(rscope, text, survivor.id, replaces=True)
         folded.notes += skipped(failure, "the new text was not recorded for dedupe")
     for copy in decision.removed:

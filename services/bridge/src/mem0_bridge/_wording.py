@@ -1,4 +1,5 @@
-"""Whether two statements say the same thing in the same words, apart from their values.
+"""How two statements of one fact compare in words: the same words apart from their values, and
+whether the newer one names a detail the older lacks.
 
 The verdict guard's second test (see `_reconcile`): embeddings rate "The API listens on port
 8080." and "9000 is the port the API listens on." as less alike than two different facts about
@@ -10,6 +11,9 @@ Words are lower-cased `\\w` tokens (joined across `.`, `:`, `/` and `-` so `1.4.
 `host:9000` and `eu-west-1` stay whole). A token holding a digit is a value; the rest, minus
 English function words and with a plural or third-person `s` folded, is the wording. Negations
 are wording, not function words: "is not replicated" and "is replicated" differ.
+
+The details a restatement must not lose are its values and its names: tokens with a digit, and
+words capitalised anywhere but at the start of the statement (`Linear`, `WARNING`, `Kotlin`).
 """
 
 from __future__ import annotations
@@ -44,6 +48,21 @@ def wording(text: str) -> frozenset[str]:
         for token in _TOKEN.findall(text.lower())
         if not any(ch.isdigit() for ch in token) and token not in _FUNCTION_WORDS
     )
+
+
+def details(text: str) -> frozenset[str]:
+    """The values and names of `text`, case-folded (see the module doc)."""
+    found = set()
+    for index, token in enumerate(_TOKEN.findall(text)):
+        if any(ch.isdigit() for ch in token) or any(ch.isupper() for ch in token[index == 0 :]):
+            found.add(token.casefold())
+    return frozenset(found)
+
+
+def adds_details(newer: str, older: str) -> bool:
+    """Does `newer` name a value or name that `older` does not? Then a memory that keeps the
+    older words would drop it: "Bugs are tracked in Linear." after "...in Jira."."""
+    return not details(newer) <= details(older)
 
 
 def differs_only_in_values(first: str, second: str) -> bool:

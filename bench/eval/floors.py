@@ -1,0 +1,115 @@
+"""`python -m bench.eval.floors` (`make eval-floor`): the verdict guard's floor, chosen on the eval.
+
+The floor (`MEM0_VERDICT_SIMILARITY_FLOOR`) changes what the store holds, so unlike the ranking
+sweep each point is a whole replay: one `python -m bench.eval --judges fake` per floor (the
+fake judge over-merges, as a weak model does, which is what the guard is for). Prints one row
+per floor (facts lost, memories per fact, stale values, the bridge's hit@1 per kind), writes
+`bench/results/eval_floor.json` and `eval_floor.png`.
+
+    python -m bench.eval.floors                       # 0.8,0.85,0.88,0.9,0.92,0.95
+    python -m bench.eval.floors --floors 0.85,0.9 --quick 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench._report import format_table, progress, write_result
+from bench.eval._dataset import KINDS
+
+FLOORS = (0.8, 0.85, 0.88, 0.9, 0.92, 0.95)
+SYSTEM = "bridge_rerank"
+
+
+def replay_at(floor: float, quick: int, scratch: Path) -> dict[str, Any]:
+    """One eval of the fake judge with the floor at `floor`; its result for that judge."""
+    name = f"floor_{floor:g}"
+    command = [sys.executable, "-m", "bench.eval", "--judges", "fake", "--name", name]
+    command += ["--results-dir", str(scratch), *(["--quick", str(quick)] if quick else [])]
+    env = {**os.environ, "MEM0_VERDICT_SIMILARITY_FLOOR": str(floor)}
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+    result: dict[str, Any] = json.loads((scratch / f"{name}.json").read_text())
+    return dict(result["judges"]["fake"])
+
+
+def row(floor: float, run: Mapping[str, Any]) -> dict[str, Any]:
+    store = run["store"]
+    kinds = run["kinds"]
+    return {
+        "floor": floor,
+        "facts_lost": store["facts_lost"],
+        "memories_per_fact": store["memories_per_fact"],
+        "stale_values": store["stale_values"],
+        "hit@1": {kind: kinds[kind][SYSTEM]["hit@1"] for kind in KINDS},
+        "hit@1_raw": {kind: kinds[kind]["mem0_raw"]["hit@1"] for kind in KINDS},
+    }
+
+
+def floor_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    headers = ["floor", "lost", "mem/fact", "stale", *KINDS]
+    body = [
+        [
+            r["floor"],
+            r["facts_lost"],
+            r["memories_per_fact"],
+            r["stale_values"],
+            *(r["hit@1"][k] for k in KINDS),
+        ]
+        for r in rows
+    ]
+    return f"verdict floor sweep (judge=fake), {SYSTEM} hit@1 per kind:\n" + format_table(
+        headers, body
+    )
+
+
+def plot(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    floors = [r["floor"] for r in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for kind in KINDS:
+        left.plot(floors, [r["hit@1"][kind] for r in rows], marker="o", label=kind)
+    left.set(xlabel="MEM0_VERDICT_SIMILARITY_FLOOR", ylabel=f"hit@1 ({SYSTEM})")
+    left.legend(fontsize="small")
+    right.plot(floors, [r["facts_lost"] for r in rows], marker="o", label="facts lost")
+    right.plot(floors, [r["stale_values"] for r in rows], marker="s", label="stale values")
+    right.set(xlabel="MEM0_VERDICT_SIMILARITY_FLOOR", ylabel="facts")
+    right.legend()
+    fig.suptitle("verdict guard floor on the eval (fake judge, which over-merges)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.eval.floors", description=__doc__)
+    p.add_argument("--floors", default=",".join(f"{f:g}" for f in FLOORS))
+    p.add_argument("--quick", type=int, default=0, metavar="N")
+    p.add_argument("--name", default="eval_floor")
+    args = p.parse_args(argv)
+    floors = [float(f) for f in args.floors.split(",") if f.strip()]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="eval-floor-") as scratch:
+        for index, floor in enumerate(floors, start=1):
+            progress(f"floor {floor:g} ({index}/{len(floors)}): replaying with the fake judge ...")
+            rows.append(row(floor, replay_at(floor, args.quick, Path(scratch))))
+            progress(floor_table(rows[-1:]))
+    print(floor_table(rows))
+    path = write_result(args.name, {"system": SYSTEM, "judge": "fake", "floors": rows})
+    plot(rows, path.with_suffix(".png"))
+    progress(f"wrote {path} and {path.with_suffix('.png')}")
+
+
+if __name__ == "__main__":
+    main()

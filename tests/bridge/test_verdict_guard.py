@@ -57,6 +57,8 @@ def test_the_same_words_with_other_values_pass_below_the_floor() -> None:
         ("The API port is 8080.", "Our API port is now 9000."),
         ("The service runs version 1.4.2", "the service runs version 2.0.1"),
         ("Staging is in eu-west-1 with 3 replicas", "Staging is in eu-west-1 with 5 replicas"),
+        ("The health check calls /healthz.", "The health check calls /_health."),
+        ("Alerts go to the #ops-alerts channel", "Alerts go to the #data-alerts channel"),
         ("The worker uses 4 threads", "The workers use 8 threads"),
     ],
 )
@@ -103,6 +105,9 @@ def test_details_are_values_and_names_but_not_the_first_words_capital() -> None:
     ("newer", "older", "adds"),
     [
         ("Bugs are tracked in Linear.", "Bugs are tracked in Jira.", True),
+        ("The health check calls /_health.", "The health check calls /healthz.", True),
+        ("It reports to the #ops-alerts channel", "It reports to #platform-alerts", True),
+        ("The device registry rate-limits each client.", "Each client is rate-limited.", False),
         ("The API port is 8080 behind Envoy", "The API port is 8080", True),
         ("Our API is served on port 8080.", "The API port is 8080", False),
         (

@@ -8,11 +8,13 @@ keeps look-alike facts apart. Two statements whose words agree once every value 
 are one fact by construction, however an embedder scores them.
 
 Words are lower-cased `\\w` tokens (joined across `.`, `:`, `/` and `-` so `1.4.2`,
-`host:9000` and `eu-west-1` stay whole). A token holding a digit is a value; the rest, minus
-English function words and with a plural or third-person `s` folded, is the wording. Negations
+`host:9000` and `eu-west-1` stay whole, and keeping a leading `#`, `/` or `@`). A token holding
+a digit, or written like code or a path (`/healthz`, `#ops-alerts`, `dev/<name>`, `snake_case`),
+is a value; the rest, minus English function words and with a plural or third-person `s`
+folded, is the wording. Negations
 are wording, not function words: "is not replicated" and "is replicated" differ.
 
-The details a restatement must not lose are its values and its names: tokens with a digit, and
+The details a restatement must not lose are its values and its names: values as above, and
 words capitalised anywhere but at the start of the statement (`Linear`, `WARNING`, `Kotlin`).
 """
 
@@ -20,7 +22,8 @@ from __future__ import annotations
 
 import re
 
-_TOKEN = re.compile(r"\w+(?:[.:/-]\w+)*")
+_TOKEN = re.compile(r"[#/@]?\w+(?:[.:/-]\w+)*")
+_CODE_MARKS = frozenset("#/@_.:")
 
 # fmt: off
 _FUNCTION_WORDS = frozenset((
@@ -41,12 +44,16 @@ def _fold(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+def _is_value(token: str) -> bool:
+    return any(ch.isdigit() or ch in _CODE_MARKS for ch in token)
+
+
 def wording(text: str) -> frozenset[str]:
     """The words of `text` that are neither values nor function words (see the module doc)."""
     return frozenset(
         _fold(token)
         for token in _TOKEN.findall(text.lower())
-        if not any(ch.isdigit() for ch in token) and token not in _FUNCTION_WORDS
+        if not _is_value(token) and token not in _FUNCTION_WORDS
     )
 
 
@@ -54,7 +61,7 @@ def details(text: str) -> frozenset[str]:
     """The values and names of `text`, case-folded (see the module doc)."""
     found = set()
     for index, token in enumerate(_TOKEN.findall(text)):
-        if any(ch.isdigit() for ch in token) or any(ch.isupper() for ch in token[index == 0 :]):
+        if _is_value(token) or any(ch.isupper() for ch in token[index == 0 :]):
             found.add(token.casefold())
     return frozenset(found)
 

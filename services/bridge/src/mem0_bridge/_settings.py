@@ -112,13 +112,14 @@ class BridgeSettings(ServiceSettings):
         description="mem0 score a stored memory needs to be shown to the judge on add.",
     )
     verdict_similarity_floor: float = Field(
-        default=0.9,
+        default=0.92,
         ge=0,
         le=1,
         description="Semantic similarity (mem0's cosine part of the score) a stored memory "
         "needs for the judge's SAME or SUPERSEDES on it to be acted on, unless the two "
         "statements differ only in their values; otherwise the new fact is stored as its own "
-        "memory (a wrong verdict must not destroy a fact). Chosen on `make eval`.",
+        "memory (a wrong verdict must not destroy a fact). The lowest floor with no fact lost on "
+        "`make eval-floor`.",
     )
     judge_max_candidates: int = Field(
         default=5,

@@ -471,9 +471,21 @@ async def test_a_restatement_reconciled_later_leaves_no_detail_behind(core: Core
 # --- 12. raw and rewritten results are merged on one scale ------------------------------------
 
 
-async def test_merged_searches_are_ranked_by_their_own_best_not_by_mem0_scores() -> None:
-    def hit(memory_id: str, score: float) -> Memory:
-        return Memory(memory_id, memory_id, "alpha", "u", None, None, score)
+def hit(memory_id: str, score: float, raw_score: float | None = None) -> Memory:
+    return Memory(memory_id, memory_id, "alpha", "u", None, None, score, raw_score=raw_score)
+
+
+async def test_merged_searches_are_ranked_by_mem0s_undivided_score() -> None:
+    # The first search had a keyword hit (mem0 divided its scores by 2), the second had none:
+    # its 0.8 is a weaker match than the first search's 0.45 (0.9 before the division).
+    raw = [hit("a", 0.45, 0.9), hit("b", 0.30, 0.6)]
+    rewritten = [hit("c", 0.80, 0.8), hit("d", 0.50, 0.5), hit("b", 0.40, 0.4)]
+    merged = on_one_scale(raw, rewritten)
+    assert sorted(merged, key=lambda i: merged[i][1], reverse=True) == ["a", "c", "b", "d"]
+    assert merged["b"][0].score == 0.30  # the better of its two finds, mem0's own score kept
+
+
+async def test_without_undivided_scores_merged_searches_are_ranked_by_their_own_best() -> None:
 
     # mem0 halved every score of the first search (a keyword hit); its best is still a best.
     raw = [hit("a", 0.45), hit("b", 0.30)]

@@ -65,6 +65,9 @@ class Memory:
     #: asked to `explain` itself: on a fixed scale, where `score` is divided down whenever any
     #: keyword or entity hit exists in the scope.
     similarity: float | None = None
+    #: The sum of the signals before mem0 divides it by the signals that fired for the query
+    #: (`score_details.raw_score`): comparable across searches, where `score` is not.
+    raw_score: float | None = None
 
     @property
     def similarity_to_query(self) -> float:
@@ -77,7 +80,8 @@ class Memory:
     def from_api(cls, item: Mapping[str, Any]) -> Memory:
         score = item.get("score")
         details = item.get("score_details")
-        semantic = details.get("semantic_score") if isinstance(details, Mapping) else None
+        details = details if isinstance(details, Mapping) else {}
+        semantic, raw = details.get("semantic_score"), details.get("raw_score")
         return cls(
             id=str(item["id"]),
             text=str(item.get("memory") or item.get("text") or ""),
@@ -88,6 +92,7 @@ class Memory:
             score=float(score) if isinstance(score, int | float) else None,
             metadata=item.get("metadata") or {},
             similarity=float(semantic) if isinstance(semantic, int | float) else None,
+            raw_score=float(raw) if isinstance(raw, int | float) else None,
         )
 
 

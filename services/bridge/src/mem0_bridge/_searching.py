@@ -1,7 +1,7 @@
 """memory_search: one over-fetching mem0 search, the rewritten question beside it, reranked.
 
 The raw query and the statement a question is rewritten to (within the latency budget) are
-searched concurrently, merged by id on one scale (each hit relative to its own search's best),
+searched concurrently, merged by id on one scale (mem0's undivided score, see `on_one_scale`),
 and reranked by the ranker; whatever a helper cannot do (judge down, over budget, ranker down)
 leaves mem0's results standing, with a note.
 """
@@ -49,7 +49,12 @@ async def search(
     top_k = min(limit * core.settings.search_overfetch, SEARCH_CAP)
     raw, rewritten = await both(
         functools.partial(
-            core.mem0.search, query, user_id=core.user_id, run_id=namespaces, top_k=top_k
+            core.mem0.search,
+            query,
+            user_id=core.user_id,
+            run_id=namespaces,
+            top_k=top_k,
+            explain=True,
         ),
         functools.partial(rewritten_search, core, query, namespaces, top_k),
     )
@@ -92,25 +97,36 @@ async def search(
     )
 
 
-def on_one_scale(*found: Sequence[Memory]) -> dict[str, tuple[Memory, float]]:
-    """The hits of several searches merged by id, each with its score relative to its own
-    list's best (mem0's own score stays on the memory, as the similarity an agent is shown).
+#: mem0's largest divisor (semantic + BM25 + entity boost, each at most 1, 1 and 0.5): the
+#: undivided score over it stays within 0..1, on the same scale for every search.
+MEM0_MAX_SIGNALS = 2.5
 
-    mem0's scores are not comparable across searches: its score divides by the signals that
-    fired for that query, so one keyword hit anywhere halves every score of that search. Each
-    list is therefore divided by its own best score (its top hit is 1.0) before the lists are
-    merged, and a memory found by both keeps the higher relative score. Pins never show.
+
+def on_one_scale(*found: Sequence[Memory]) -> dict[str, tuple[Memory, float]]:
+    """The hits of several searches merged by id, each with a score comparable across them
+    (mem0's own score stays on the memory, as the similarity an agent is shown).
+
+    mem0's score is not comparable across searches: it divides the sum of its signals by the
+    signals that fired for that query, so one keyword hit anywhere halves every score of that
+    search. With `explain` mem0 also gives the undivided sum (`raw_score`), which is on one
+    scale; a mem0 that does not gives each list relative to its own best instead (its top hit
+    1.0). A memory found by several searches keeps its best. Pins never show.
     """
+    hits = [m for memories in found for m in memories]
+    undivided = bool(hits) and all(m.raw_score is not None for m in hits)
     merged: dict[str, tuple[Memory, float]] = {}
-    for hits in found:
-        best = max((m.score or 0.0 for m in hits), default=0.0)
-        for memory in hits:
+    for memories in found:
+        best = max((m.score or 0.0 for m in memories), default=0.0)
+        for memory in memories:
             if is_pin_namespace(memory.run_id):
                 continue
-            relative = (memory.score or 0.0) / best if best > 0 else 0.0
+            if undivided:
+                value = (memory.raw_score or 0.0) / MEM0_MAX_SIGNALS
+            else:
+                value = (memory.score or 0.0) / best if best > 0 else 0.0
             kept = merged.get(memory.id)
-            if kept is None or relative > kept[1]:
-                merged[memory.id] = (memory, relative)
+            if kept is None or value > kept[1]:
+                merged[memory.id] = (memory, value)
     return merged
 
 
@@ -132,7 +148,7 @@ async def rewritten_search(
     with anyio.move_on_after(budget - (anyio.current_time() - started)):
         try:
             found = await core.mem0.search(
-                statement, user_id=core.user_id, run_id=namespaces, top_k=top_k
+                statement, user_id=core.user_id, run_id=namespaces, top_k=top_k, explain=True
             )
         except Mem0Error as exc:
             logger.warning("search of the rewritten query failed: %s", exc)

@@ -41,9 +41,9 @@ AddAction = Literal["added", "duplicate", "reinforced", "updated", "unchanged"]
 class AddResult(BaseModel):
     action: AddAction = Field(
         description="added: new memory; duplicate: identical text already stored, nothing done; "
-        "reinforced: the judge found the same fact, its mention count grew and the memory takes "
-        "the new wording; updated: the fact replaced an older one (same id, history kept); "
-        "unchanged: mem0 stored nothing."
+        "reinforced: the judge found the same fact, its mention count grew (the memory takes the "
+        "new words when they name a value or name it lacked); updated: the fact replaced an "
+        "older one (same id, history kept); unchanged: mem0 stored nothing."
     )
     memory_ids: list[str]
     namespace: str

@@ -4,9 +4,9 @@ An add that could not be judged (judge down, too slow, a broken call) is stored 
 pending with the ranker, which keeps the queue durably for every bridge replica. This task
 leases a few pending memories at a time, oldest first, and judges each against the memories of
 its scope stored before it, exactly as the add would have: a restatement reinforces the older
-memory (which takes its wording) and is removed, a change rewrites the older memory in place
-and is removed, and a new fact stays. It runs without any client call, and only while the
-judge can give verdicts.
+memory (taking its words if they add a detail) and is removed, a change rewrites the older
+memory in place and is removed, and a new fact stays. It runs without any client call, and only
+while the judge can give verdicts.
 """
 
 from __future__ import annotations

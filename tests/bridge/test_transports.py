@@ -21,6 +21,7 @@ from mcp import Client, StdioServerParameters
 
 from tests.bridge._calls import call, call_error, http_client
 from tests.bridge.conftest import Stack
+from tests.support.keepalive import PAST_PYTHON_CLIENTS_EXPIRY, answers_after_idling
 from tests.support.processes import ServiceProcess
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow]
@@ -119,6 +120,13 @@ def test_http_admits_a_configured_allowed_host(bridge: ServiceProcess) -> None:
 def test_healthz_answers_without_the_token(bridge: ServiceProcess) -> None:
     answer = httpx.get(f"http://127.0.0.1:{bridge.port}/healthz")
     assert (answer.status_code, answer.json()) == (200, {"status": "ok"})
+
+
+@pytest.mark.slow
+def test_an_idle_connection_outlives_a_python_clients_pool(bridge: ServiceProcess) -> None:
+    # The official MCP Python client reuses a connection for 5 s; a server that dropped it at
+    # 5 s too would make the client's next call fail with a ReadError.
+    assert answers_after_idling(bridge.port, "/healthz", PAST_PYTHON_CLIENTS_EXPIRY)
 
 
 def test_readyz_checks_mem0_the_ranker_and_the_judge(bridge: ServiceProcess) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.keepalive import PAST_PYTHON_CLIENTS_EXPIRY, answers_after_idling
 from tests.support.processes import ServiceProcess
 
 
@@ -47,6 +48,20 @@ def test_console_script_serves_with_auth_and_stops_cleanly_on_sigterm(tmp_path: 
     assert "infer is unavailable" in log
     assert "removed OPENROUTER_API_KEY" in log
     assert "script-key" not in log
+
+
+@pytest.mark.slow
+def test_an_idle_connection_outlives_the_bridges_pool(tmp_path: Path) -> None:
+    # The bridge reuses a pooled connection for 3 s (mem0_common._keepalive) and other Python
+    # clients for 5 s; dropping it at 5 s (uvicorn's default) would race the latter.
+    env = {
+        "MEM0_LOCAL_PORT": "0",
+        "MEM0_LOCAL_DATA_DIR": str(tmp_path / "data"),
+        "MEM0_LOCAL_DATABASE_URL": "",
+        "MEM0_LOCAL_LLM_BASE_URL": "",
+    }
+    with ServiceProcess(["mem0-local"], env) as service:
+        assert answers_after_idling(service.port, "/health", PAST_PYTHON_CLIENTS_EXPIRY)
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ from mem0_bridge._access import Tokens
 from mem0_bridge._http import build_http_app
 from mem0_bridge._server import create_server
 from mem0_bridge._settings import BridgeSettings
-from mem0_common import announce_listening, configure_logging
+from mem0_common import SERVER_KEEP_ALIVE_SECONDS, announce_listening, configure_logging
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +93,7 @@ async def _serve_http(settings: BridgeSettings, tokens: Tokens) -> None:
         build_http_app(server, settings, tokens),  # type: ignore[arg-type]
         log_level=settings.log_level.lower(),
         lifespan="on",
+        timeout_keep_alive=SERVER_KEEP_ALIVE_SECONDS,
     )
     await _AnnouncingServer(config, sock, "/mcp").serve(sockets=[sock])
 

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from mem0_bridge._settings import BridgeSettings
+from mem0_common import CLIENT_KEEPALIVE_EXPIRY_SECONDS
 
 #: What mem0's 502 `code` field means, phrased as what the agent can do about it.
 _PROVIDER_CODES = {
@@ -142,6 +143,11 @@ class Mem0Client:
             timeout=settings.timeout_seconds,
             verify=_verify(settings),
             transport=transport,
+            limits=httpx.Limits(
+                max_connections=100,
+                max_keepalive_connections=20,
+                keepalive_expiry=CLIENT_KEEPALIVE_EXPIRY_SECONDS,
+            ),
         )
 
     async def aclose(self) -> None:

@@ -1,7 +1,8 @@
-"""What every mem0-mcp gRPC service shares, so that no service carries its own copy."""
+"""What every mem0-mcp service shares, so that no service carries its own copy."""
 
 from mem0_common._files import private_files
 from mem0_common._interceptors import REQUEST_ID_HEADER, CallInterceptor
+from mem0_common._keepalive import CLIENT_KEEPALIVE_EXPIRY_SECONDS, SERVER_KEEP_ALIVE_SECONDS
 from mem0_common._logging import announce_listening, configure_logging, request_id_var
 from mem0_common._metrics import MetricsEndpoint
 from mem0_common._process import ServiceProcess
@@ -11,8 +12,10 @@ from mem0_common._settings import GrpcServiceSettings, ServiceSettings
 from mem0_common.env_table import render_env_table
 
 __all__ = [
+    "CLIENT_KEEPALIVE_EXPIRY_SECONDS",
     "QUOTE_LIMIT",
     "REQUEST_ID_HEADER",
+    "SERVER_KEEP_ALIVE_SECONDS",
     "CallInterceptor",
     "GrpcServer",
     "GrpcServiceSettings",

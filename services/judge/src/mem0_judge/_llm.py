@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import httpx
 
+from mem0_common import CLIENT_KEEPALIVE_EXPIRY_SECONDS
 from mem0_judge._errors import (
     LLMBadAnswerError,
     LLMRejectedError,
@@ -133,7 +134,9 @@ class LLMClient:
             headers=headers,
             timeout=httpx.Timeout(timeout_seconds),
             limits=httpx.Limits(
-                max_connections=max_concurrency, max_keepalive_connections=max_concurrency
+                max_connections=max_concurrency,
+                max_keepalive_connections=max_concurrency,
+                keepalive_expiry=CLIENT_KEEPALIVE_EXPIRY_SECONDS,
             ),
             verify=_ssl_context(ca_bundle),
             transport=transport,

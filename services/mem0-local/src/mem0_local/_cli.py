@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import uvicorn
 from pydantic import ValidationError
 
-from mem0_common import announce_listening, configure_logging
+from mem0_common import SERVER_KEEP_ALIVE_SECONDS, announce_listening, configure_logging
 from mem0_local._app import create_app
 from mem0_local._log_privacy import memory_text_filters
 from mem0_local._settings import Mem0LocalSettings
@@ -69,6 +69,7 @@ def main() -> int:
         log_config=None,
         access_log=False,
         lifespan="on",
+        timeout_keep_alive=SERVER_KEEP_ALIVE_SECONDS,
     )
     try:
         sock = config.bind_socket()

@@ -12,16 +12,20 @@ from tests.support.keepalive import PAST_PYTHON_CLIENTS_EXPIRY, answers_after_id
 from tests.support.processes import ServiceProcess
 
 
-@pytest.mark.slow
-def test_console_script_serves_with_auth_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
-    env = {
+def embedded(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """mem0-local on an ephemeral port, the embedded store under `tmp_path`, no LLM."""
+    return {
         "MEM0_LOCAL_PORT": "0",
         "MEM0_LOCAL_DATA_DIR": str(tmp_path / "data"),
-        "MEM0_LOCAL_API_KEY": "script-key",
         "MEM0_LOCAL_DATABASE_URL": "",
         "MEM0_LOCAL_LLM_BASE_URL": "",
-        "OPENROUTER_API_KEY": "must-be-removed",
+        **extra,
     }
+
+
+@pytest.mark.slow
+def test_console_script_serves_with_auth_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    env = embedded(tmp_path, MEM0_LOCAL_API_KEY="script-key", OPENROUTER_API_KEY="must-be-removed")
     with ServiceProcess(["mem0-local"], env) as service:
         headers = {"X-API-Key": "script-key"}
         added = httpx.post(
@@ -54,13 +58,7 @@ def test_console_script_serves_with_auth_and_stops_cleanly_on_sigterm(tmp_path: 
 def test_an_idle_connection_outlives_the_bridges_pool(tmp_path: Path) -> None:
     # The bridge reuses a pooled connection for 3 s (mem0_common._keepalive) and other Python
     # clients for 5 s; dropping it at 5 s (uvicorn's default) would race the latter.
-    env = {
-        "MEM0_LOCAL_PORT": "0",
-        "MEM0_LOCAL_DATA_DIR": str(tmp_path / "data"),
-        "MEM0_LOCAL_DATABASE_URL": "",
-        "MEM0_LOCAL_LLM_BASE_URL": "",
-    }
-    with ServiceProcess(["mem0-local"], env) as service:
+    with ServiceProcess(["mem0-local"], embedded(tmp_path)) as service:
         assert answers_after_idling(service.port, "/health", PAST_PYTHON_CLIENTS_EXPIRY)
 
 

@@ -79,7 +79,6 @@ async def candidates(core: Core, text: str, namespace: str) -> list[Memory]:
         user_id=core.user_id,
         run_id=namespace,
         top_k=min(core.settings.judge_max_candidates, MAX_COMPARE_CANDIDATES),
-        explain=True,
     )
     floor = core.settings.reinforcement_prefilter_threshold
     return [c for c in found if (c.score or 0.0) >= floor]

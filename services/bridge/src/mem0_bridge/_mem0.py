@@ -246,13 +246,13 @@ class Mem0Client:
         user_id: str,
         run_id: str | Sequence[str] | None,
         top_k: int,
-        explain: bool = False,
     ) -> list[Memory]:
         """Search one namespace, several (one query, an `OR` over their run_ids), or all.
 
         One search over several namespaces embeds the query once and scores every hit on the
-        same scale, where a search per namespace would pay the embedding each time. `explain`
-        asks mem0 for each hit's score breakdown, which fills `Memory.similarity`.
+        same scale, where a search per namespace would pay the embedding each time. Every search
+        asks mem0 to `explain` each hit's score: the breakdown fills `Memory.similarity` and
+        `Memory.raw_score`, the scales the verdict guard and the merge of searches rely on.
         """
         filters: dict[str, Any] = {"user_id": user_id}
         run_ids = [run_id] if isinstance(run_id, str) else list(run_id or [])
@@ -264,12 +264,7 @@ class Mem0Client:
             "POST",
             "/search",
             what="the search",
-            json={
-                "query": query,
-                "filters": filters,
-                "top_k": top_k,
-                **({"explain": True} if explain else {}),
-            },
+            json={"query": query, "filters": filters, "top_k": top_k, "explain": True},
         )
         return _memories(answer)
 

@@ -49,12 +49,7 @@ async def search(
     top_k = min(limit * core.settings.search_overfetch, SEARCH_CAP)
     raw, rewritten = await both(
         functools.partial(
-            core.mem0.search,
-            query,
-            user_id=core.user_id,
-            run_id=namespaces,
-            top_k=top_k,
-            explain=True,
+            core.mem0.search, query, user_id=core.user_id, run_id=namespaces, top_k=top_k
         ),
         functools.partial(rewritten_search, core, query, namespaces, top_k),
     )
@@ -112,8 +107,7 @@ def on_one_scale(*found: Sequence[Memory]) -> dict[str, tuple[Memory, float]]:
     scale; a mem0 that does not gives each list relative to its own best instead (its top hit
     1.0). A memory found by several searches keeps its best. Pins never show.
     """
-    hits = [m for memories in found for m in memories]
-    undivided = bool(hits) and all(m.raw_score is not None for m in hits)
+    undivided = all(m.raw_score is not None for memories in found for m in memories)
     merged: dict[str, tuple[Memory, float]] = {}
     for memories in found:
         best = max((m.score or 0.0 for m in memories), default=0.0)
@@ -148,7 +142,7 @@ async def rewritten_search(
     with anyio.move_on_after(budget - (anyio.current_time() - started)):
         try:
             found = await core.mem0.search(
-                statement, user_id=core.user_id, run_id=namespaces, top_k=top_k, explain=True
+                statement, user_id=core.user_id, run_id=namespaces, top_k=top_k
             )
         except Mem0Error as exc:
             logger.warning("search of the rewritten query failed: %s", exc)

@@ -136,7 +136,32 @@ def score_run(
         for system, hits in found.items()
     }
     result["ranks"] = dict(ranks)
+    result["misses"] = {
+        system: misses(dataset, hits, ranks[system]) for system, hits in found.items()
+    }
     return result
+
+
+#: How many of the memories ranked above the gold one a miss lists.
+MISS_SHOWN = 3
+
+
+def misses(
+    dataset: Dataset, hits: Sequence[Sequence[Any]], ranks: Sequence[int | None]
+) -> list[dict[str, Any]]:
+    """Every query whose gold memory did not come first, with what came before it: where to
+    look when a kind's hit@1 moves (the ranks alone say that it moved, not why)."""
+    return [
+        {
+            "query": query.id,
+            "kind": query.kind,
+            "text": query.text,
+            "rank": rank,
+            "above": [m.text for m in (found if rank is None else found[: rank - 1])][:MISS_SHOWN],
+        }
+        for query, found, rank in zip(dataset.queries, hits, ranks, strict=True)
+        if rank != 1
+    ]
 
 
 async def evaluate_judge(

@@ -373,6 +373,67 @@ async def test_a_same_verdict_on_a_dissimilar_memory_does_not_swallow_the_new_fa
     assert len(core.mem0.texts("alpha")) == 2
 
 
+async def mentions_in(service: MemoryService, query: str) -> dict[str, int]:
+    found = await service.search(query, "project", 5, ALPHA)
+    return {hit.id: hit.mentions for hit in found.hits}
+
+
+async def test_a_restatement_kept_apart_counts_as_a_mention_of_the_memory_it_restates(
+    core: Core,
+) -> None:
+    core.judge.judge.script = lambda fact, text: SAME
+    service = guarded(core, 0.8)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    second = await service.add("Clients reach the API through port 8080", "project", ALPHA)
+    assert second.action == "added"
+    assert any(first.memory_ids[0] in note for note in second.notes)
+    assert await mentions_in(service, "API port") == {
+        first.memory_ids[0]: 1,
+        second.memory_ids[0]: 0,
+    }
+    assert len(core.mem0.texts("alpha")) == 2
+
+
+@pytest.mark.parametrize(
+    ("verdict", "second_text"),
+    [
+        # the judge calls a look-alike with its own value a restatement: maybe a change
+        (SAME, "The API metrics port is 9100"),
+        (SUPERSEDES, "The API metrics port is 9100"),
+        (UNRELATED, "Clients reach the API through port 8080"),
+    ],
+)
+async def test_a_fact_kept_apart_counts_no_mention_unless_it_restates_without_new_details(
+    core: Core, verdict: judge_pb2.Verdict.ValueType, second_text: str
+) -> None:
+    core.judge.judge.script = lambda fact, text: verdict
+    service = guarded(core, 0.8)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    second = await service.add(second_text, "project", ALPHA)
+    assert second.action == "added"
+    assert second.notes == []
+    assert await mentions_in(service, "API port") == {
+        first.memory_ids[0]: 0,
+        second.memory_ids[0]: 0,
+    }
+
+
+async def test_the_reconciler_counts_a_restatement_it_keeps_apart_as_a_mention(
+    core: Core,
+) -> None:
+    core.judge.judge.script = lambda fact, text: SAME
+    service = guarded(core, 0.8)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    await service.add("Clients reach the API through port 8080", "project", ALPHA)
+    core.judge.judge.failure = None
+    while await service.reconciler.run_once() > 0:
+        pass
+    assert service.reconciler.stats.outcomes["new"] == 1
+    assert (await mentions_in(service, "API port"))[first.memory_ids[0]] == 1
+    assert len(core.mem0.texts("alpha")) == 2
+
+
 async def test_a_change_verdict_on_a_close_memory_still_updates_it(core: Core) -> None:
     service = guarded(core, 0.5)
     first = await service.add("The API port is 8080", "project", ALPHA)

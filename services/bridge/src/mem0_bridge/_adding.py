@@ -20,7 +20,7 @@ from mem0_bridge._judge import Verdict
 from mem0_bridge._mem0 import Memory
 from mem0_bridge._metrics import UNJUDGED_ADDS
 from mem0_bridge._models import AddAction, AddResult
-from mem0_bridge._reconcile import apply, decide
+from mem0_bridge._reconcile import apply, count_echo, decide
 from mem0mcp.contract import MAX_COMPARE_CANDIDATES
 
 
@@ -112,7 +112,10 @@ async def _reconciled_or_stored(core: Core, fact: _Fact) -> AddResult:
         close = [replace(exact, score=1.0, similarity=1.0), *others]
     decision = decide(fact.text, close, verdicts, floor=core.settings.verdict_similarity_floor)
     if decision.kind is None or decision.survivor is None:
-        return await _stored(core, fact, pending_reason=None)
+        stored = await _stored(core, fact, pending_reason=None)
+        if stored.action == "added":
+            stored.notes.extend(await count_echo(core, decision, fact.namespace))
+        return stored
     folded = await apply(core, decision, fact.text, fact.namespace)
     fact.notes.extend(folded.notes)
     survivor = folded.survivor

@@ -13,7 +13,16 @@ when its semantic similarity (mem0's cosine part of the score, asked for with `e
 blended score moves with keyword hits) reaches `MEM0_VERDICT_SIMILARITY_FLOOR`, or when the two
 statements use the same words apart from their values (`_wording`: a change said in the same
 words, which embedders rate lower than look-alike facts). SAME and SUPERSEDES on any other
-candidate count as UNRELATED, on the add path and in the background reconciler alike.
+candidate are not acted on, on the add path and in the background reconciler alike: the new
+statement is stored as its own memory.
+
+A SAME the guard kept apart still says something: the fact was probably said again. Unless the
+new statement names a value or name the memory lacks (then it may well be a change the judge
+took for a restatement, and counting it would lift the stale value), it counts as a mention of
+the closest such memory (`Decision.echoed`), which lifts it only among
+candidates that match a query about equally well (the ranker's band), so a wrong one costs
+little and destroys nothing: a reverted value said in other words, or a fact reconfirmed in new
+words, is ranked by how often and how lately it was said.
 
 A change rewrites the memory to the new statement. A restatement keeps the stored words (they
 matched the queries so far, and one memory cannot hold every paraphrase) unless the new
@@ -42,11 +51,13 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Decision:
     """What the verdicts mean: keep `survivor` (reinforced, or rewritten to the new text) and
-    remove `removed`; `kind` None means the fact is new."""
+    remove `removed`; `kind` None means the fact is stored as new, and `echoed` is then the
+    memory it was judged to restate but kept apart from (a mention of it, see the module doc)."""
 
     kind: Literal["same", "supersedes"] | None
     survivor: Memory | None = None
     removed: tuple[Memory, ...] = ()
+    echoed: Memory | None = None
 
 
 def plausibly_one_fact(text: str, candidate: Memory, floor: float) -> bool:
@@ -66,7 +77,15 @@ def decide(
         return Decision("same", same[0], tuple(same[1:] + older))
     if older:
         return Decision("supersedes", older[0], tuple(older[1:]))
-    return Decision(None)
+    echoed = next(
+        (
+            c
+            for c in candidates
+            if verdicts.get(c.id) is Verdict.SAME and not adds_details(text, c.text)
+        ),
+        None,
+    )
+    return Decision(None, echoed=echoed)
 
 
 @dataclass
@@ -122,3 +141,18 @@ async def apply(core: Core, decision: Decision, text: str, namespace: str) -> Fo
             if not reinforced.counted:
                 folded.notes.append("mention already counted recently (debounced)")
     return folded
+
+
+async def count_echo(core: Core, decision: Decision, namespace: str) -> list[str]:
+    """Count a kept-apart restatement as a mention of the memory it echoes; the notes to pass
+    on. The echoed memory is left as it is: only its mentions and freshness change."""
+    echoed = decision.echoed
+    if echoed is None:
+        return []
+    reinforced = await core.ranker.reinforce(core.rscope(namespace), echoed.id)
+    if isinstance(reinforced, PeerFailure):
+        return skipped(reinforced, "the mention of the restated memory was not counted")
+    return [
+        f"stored as its own memory: the judge took it for a restatement of {echoed.id}, too "
+        "unlike it to merge; counted as a mention of it"
+    ]

@@ -23,7 +23,7 @@ from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._mem0 import Memory
 from mem0_bridge._metrics import RECONCILED
 from mem0_bridge._ranker import PendingMemory
-from mem0_bridge._reconcile import Decision, apply, decide
+from mem0_bridge._reconcile import Decision, apply, count_echo, decide
 from mem0_bridge._render import newest_time
 
 logger = logging.getLogger(__name__)
@@ -112,6 +112,7 @@ class Reconciler:
             memory.text, older, verdicts, floor=core.settings.verdict_similarity_floor
         )
         if decision.kind is None or decision.survivor is None:
+            await count_echo(core, decision, namespace)
             return "new"
         # The pending memory goes too: the older memory keeps the fact (and its id and history).
         whole = Decision(decision.kind, decision.survivor, (*decision.removed, memory))

@@ -1,11 +1,14 @@
 """The eval's report: the judged run is compared with raw mem0 on its own store and with mem0
-alone (raw search over the judge-less store)."""
+alone (raw search over the judge-less store), and every miss says what ranked above it."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
-from bench.eval._dataset import KINDS
+from bench.eval.__main__ import misses
+from bench.eval._dataset import KINDS, Dataset, Query
+from bench.eval._metrics import StoredMemory
 from bench.eval._report import table, with_mem0_alone
 
 
@@ -41,3 +44,17 @@ def test_the_table_gives_points_over_raw_and_over_mem0_alone() -> None:
     with_mem0_alone(judged, run(raw=0.3, bridge=0.4))
     bridge_row = next(line for line in table(judged).splitlines() if "bridge_rerank" in line)
     assert bridge_row.split()[-2:] == ["+10", "+40"]
+
+
+def test_a_miss_lists_what_ranked_above_the_gold_memory() -> None:
+    queries = tuple(
+        Query(id=f"Q{i}", kind="static", form="question", project="atlas", text=f"q{i}", gold="F")
+        for i in range(3)
+    )
+    dataset = Dataset(1, 0, ("atlas",), datetime.now(UTC), (), (), queries)
+    found = [[StoredMemory(f"m{j}", "atlas", f"text {j}") for j in range(5)] for _ in queries]
+    listed = misses(dataset, found, [1, 3, None])
+    assert [(m["query"], m["rank"], m["above"]) for m in listed] == [
+        ("Q1", 3, ["text 0", "text 1"]),
+        ("Q2", None, ["text 0", "text 1", "text 2"]),
+    ]

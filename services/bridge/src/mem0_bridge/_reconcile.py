@@ -152,7 +152,10 @@ async def count_echo(core: Core, decision: Decision, namespace: str) -> list[str
     reinforced = await core.ranker.reinforce(core.rscope(namespace), echoed.id)
     if isinstance(reinforced, PeerFailure):
         return skipped(reinforced, "the mention of the restated memory was not counted")
+    counted = (
+        "counted as a mention of it" if reinforced.counted else "its mention was counted lately"
+    )
     return [
         f"stored as its own memory: the judge took it for a restatement of {echoed.id}, too "
-        "unlike it to merge; counted as a mention of it"
+        f"unlike it to merge; {counted}"
     ]

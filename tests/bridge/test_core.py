@@ -378,11 +378,25 @@ async def mentions_in(service: MemoryService, query: str) -> dict[str, int]:
     return {hit.id: hit.mentions for hit in found.hits}
 
 
+async def add_unjudged_then_reconcile(core: Core, service: MemoryService, text: str) -> None:
+    """Add `text` while the judge is down (so it is stored pending), then reconcile it."""
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    await service.add(text, "project", ALPHA)
+    core.judge.judge.failure = None
+    while await service.reconciler.run_once() > 0:
+        pass
+
+
+def calling_everything_same(core: Core) -> MemoryService:
+    """A judge that calls every pair SAME, behind a floor these tests' pairs stay under."""
+    core.judge.judge.script = lambda fact, text: SAME
+    return guarded(core, 0.8)
+
+
 async def test_a_restatement_kept_apart_counts_as_a_mention_of_the_memory_it_restates(
     core: Core,
 ) -> None:
-    core.judge.judge.script = lambda fact, text: SAME
-    service = guarded(core, 0.8)
+    service = calling_everything_same(core)
     first = await service.add("The API port is 8080", "project", ALPHA)
     second = await service.add("Clients reach the API through port 8080", "project", ALPHA)
     assert second.action == "added"
@@ -421,14 +435,9 @@ async def test_a_fact_kept_apart_counts_no_mention_unless_it_restates_without_ne
 async def test_the_reconciler_counts_a_restatement_it_keeps_apart_as_a_mention(
     core: Core,
 ) -> None:
-    core.judge.judge.script = lambda fact, text: SAME
-    service = guarded(core, 0.8)
+    service = calling_everything_same(core)
     first = await service.add("The API port is 8080", "project", ALPHA)
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    await service.add("Clients reach the API through port 8080", "project", ALPHA)
-    core.judge.judge.failure = None
-    while await service.reconciler.run_once() > 0:
-        pass
+    await add_unjudged_then_reconcile(core, service, "Clients reach the API through port 8080")
     assert service.reconciler.stats.outcomes["new"] == 1
     assert (await mentions_in(service, "API port"))[first.memory_ids[0]] == 1
     assert len(core.mem0.texts("alpha")) == 2
@@ -449,11 +458,7 @@ async def test_a_change_verdict_on_a_close_memory_still_updates_it(core: Core) -
 async def test_the_reconciler_keeps_a_pending_fact_the_floor_rules_out(core: Core) -> None:
     service = guarded(core, 0.8)
     await service.add("The API port is 8080", "project", ALPHA)
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    await service.add("The API metrics port is 9100", "project", ALPHA)
-    core.judge.judge.failure = None
-    while await service.reconciler.run_once() > 0:
-        pass
+    await add_unjudged_then_reconcile(core, service, "The API metrics port is 9100")
     assert service.reconciler.stats.outcomes["new"] == 1
     assert len(core.mem0.texts("alpha")) == 2
 

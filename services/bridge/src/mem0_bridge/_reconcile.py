@@ -19,10 +19,10 @@ statement is stored as its own memory.
 A SAME the guard kept apart still says something: the fact was probably said again. Unless the
 new statement names a value or name the memory lacks (then it may well be a change the judge
 took for a restatement, and counting it would lift the stale value), it counts as a mention of
-the closest such memory (`Decision.echoed`), which lifts it only among
-candidates that match a query about equally well (the ranker's band), so a wrong one costs
-little and destroys nothing: a reverted value said in other words, or a fact reconfirmed in new
-words, is ranked by how often and how lately it was said.
+the closest such memory (`Decision.echoed`). A mention lifts a memory only among candidates that
+match a query about equally well (the ranker's band), so a wrong one costs little and destroys
+nothing, while a reverted value or a reconfirmed fact said in other words is ranked by how often
+and how lately it was said.
 
 A change rewrites the memory to the new statement. A restatement keeps the stored words (they
 matched the queries so far, and one memory cannot hold every paraphrase) unless the new

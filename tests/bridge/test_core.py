@@ -373,7 +373,7 @@ async def test_a_same_verdict_on_a_dissimilar_memory_does_not_swallow_the_new_fa
     assert len(core.mem0.texts("alpha")) == 2
 
 
-async def mentions_in(service: MemoryService, query: str) -> dict[str, int]:
+async def mentions_in(service: MemoryService, query: str) -> dict[str, int | None]:
     found = await service.search(query, "project", 5, ALPHA)
     return {hit.id: hit.mentions for hit in found.hits}
 

@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -62,6 +63,18 @@ def _make_stale(stack: Stack, memory_id: str, days: int) -> None:
     assert updated == 1
 
 
+async def _add_two_then_list(
+    bridge: ServiceProcess, first: str, second: str
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Add `first` then `second` to a fresh project; both answers and the project's listing."""
+    project = _project()
+    async with http_client(bridge.url) as client:
+        added = await call(client, "memory_add", text=first, project=project)
+        then = await call(client, "memory_add", text=second, project=project)
+        listed = await call(client, "memory_list", project=project)
+    return added, then, listed
+
+
 @pytest.fixture(scope="module")
 def guarded(stack: Stack) -> Iterator[ServiceProcess]:
     """A bridge with the shipped verdict guard (no floor override)."""
@@ -76,18 +89,11 @@ async def test_a_wrong_change_verdict_on_a_look_alike_fact_destroys_nothing(
 ) -> None:
     # The fake judge calls this pair a change (3 of 4 content words shared, another value);
     # MiniLM rates it 0.61 alike, under the floor: both facts stay.
-    project = _project()
-    async with http_client(guarded.url) as client:
-        await call(
-            client, "memory_add", text="The billing API listens on port 8080.", project=project
-        )
-        second = await call(
-            client,
-            "memory_add",
-            text="The billing API exposes metrics on port 9100.",
-            project=project,
-        )
-        listed = await call(client, "memory_list", project=project)
+    _, second, listed = await _add_two_then_list(
+        guarded,
+        "The billing API listens on port 8080.",
+        "The billing API exposes metrics on port 9100.",
+    )
     assert second["action"] == "added"
     assert sorted(hit["text"] for hit in listed["hits"]) == [
         "The billing API exposes metrics on port 9100.",
@@ -97,29 +103,17 @@ async def test_a_wrong_change_verdict_on_a_look_alike_fact_destroys_nothing(
 
 async def test_a_change_in_the_same_words_passes_the_guard(guarded: ServiceProcess) -> None:
     # MiniLM rates this pair 0.84 alike, under the floor; the words make it one fact.
-    project = _project()
-    async with http_client(guarded.url) as client:
-        first = await call(
-            client, "memory_add", text="The billing API listens on port 8080.", project=project
-        )
-        changed = await call(
-            client, "memory_add", text="The billing API listens on port 9000.", project=project
-        )
-        listed = await call(client, "memory_list", project=project)
+    first, changed, listed = await _add_two_then_list(
+        guarded, "The billing API listens on port 8080.", "The billing API listens on port 9000."
+    )
     assert (changed["action"], changed["memory_ids"]) == ("updated", first["memory_ids"])
     assert [hit["text"] for hit in listed["hits"]] == ["The billing API listens on port 9000."]
 
 
 async def test_a_paraphrase_reinforces_instead_of_duplicating(bridge: ServiceProcess) -> None:
-    project = _project()
-    async with http_client(bridge.url) as client:
-        first = await call(
-            client, "memory_add", text="The API listens on port 8080.", project=project
-        )
-        again = await call(
-            client, "memory_add", text="Our API service uses port 8080.", project=project
-        )
-        listed = await call(client, "memory_list", project=project)
+    first, again, listed = await _add_two_then_list(
+        bridge, "The API listens on port 8080.", "Our API service uses port 8080."
+    )
     assert again["action"] == "reinforced"
     assert [hit["id"] for hit in listed["hits"]] == first["memory_ids"]
 

@@ -11,8 +11,8 @@ Words are lower-cased `\\w` tokens (joined across `.`, `:`, `/` and `-` so `1.4.
 `host:9000` and `eu-west-1` stay whole, and keeping a leading `#`, `/` or `@`). A token holding
 a digit, or written like code or a path (`/healthz`, `#ops-alerts`, `dev/<name>`, `snake_case`),
 is a value; the rest, minus English function words and with a plural or third-person `s`
-folded, is the wording. Negations
-are wording, not function words: "is not replicated" and "is replicated" differ.
+folded, is the wording. Negations are wording, not function words: "is not replicated" and "is
+replicated" differ.
 
 The details a restatement must not lose are its values and its names: values as above, and
 words capitalised anywhere but at the start of the statement (`Linear`, `WARNING`, `Kotlin`).

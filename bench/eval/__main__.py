@@ -198,6 +198,10 @@ async def evaluate_judge(
             run = score_run(dataset, found, attribution)
             run["store"] = store_metrics(dataset, memories, attribution)
             run["add_actions"] = dict(sorted(replayed.actions.items()))
+            run["echoes"] = {
+                "counted": replayed.echoes,
+                "to_another_fact": replayed.echoes_to_another_fact,
+            }
             run["seconds"] = {"replay": replayed.seconds, "queries": query_seconds}
             if sweep is not None:
                 run["sweep"] = await run_sweep(

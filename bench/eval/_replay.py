@@ -217,6 +217,10 @@ class Replayed:
     user_id: str
     owners_by_id: dict[str, Owner] = field(default_factory=dict)
     actions: Counter[str] = field(default_factory=Counter)
+    #: Adds counted as a mention of a memory they were kept apart from ("restates"), and how
+    #: many of those memories held another fact than the statement.
+    echoes: int = 0
+    echoes_to_another_fact: int = 0
     seconds: float = 0.0
 
 
@@ -235,6 +239,11 @@ async def replay(
         added = await call_tool(client, "memory_add", **arguments)
         action = str(added.get("action"))
         result.actions[action] += 1
+        restated = added.get("restates")
+        if restated is not None:
+            result.echoes += 1
+            owner = result.owners_by_id.get(str(restated))
+            result.echoes_to_another_fact += owner is None or owner[0] != event.fact
         if action in {"added", "updated"}:
             for memory_id in added.get("memory_ids", []):
                 result.owners_by_id[str(memory_id)] = (event.fact, event.value)

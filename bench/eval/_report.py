@@ -79,6 +79,16 @@ def table(run: Mapping[str, Any]) -> str:
         + f"\nstore: {store['memories_per_fact']:.2f} memories per fact (goal 1.00), "
         f"{store['stale_values']} of {store['facts_with_changed_values']} changed facts hold a "
         f"stale value, {store['facts_lost']} facts lost (goal 0) {store['facts_lost_per_kind']}"
+        + _echoes(run.get("echoes"))
+    )
+
+
+def _echoes(echoes: Mapping[str, int] | None) -> str:
+    if not echoes:
+        return ""
+    return (
+        f"\nrestatements kept apart and counted as a mention: {echoes['counted']}, "
+        f"{echoes['to_another_fact']} of them of another fact's memory"
     )
 
 

@@ -58,3 +58,12 @@ def test_a_miss_lists_what_ranked_above_the_gold_memory() -> None:
         ("Q1", 3, ["text 0", "text 1"]),
         ("Q2", None, ["text 0", "text 1", "text 2"]),
     ]
+
+
+def test_the_table_says_how_many_counted_restatements_went_to_another_fact() -> None:
+    judged = run(raw=0.6, bridge=0.7)
+    judged["echoes"] = {"counted": 21, "to_another_fact": 4}
+    assert table(judged).splitlines()[-1] == (
+        "restatements kept apart and counted as a mention: 21, 4 of them of another fact's memory"
+    )
+    assert "restatements" not in table(run(raw=0.6, bridge=0.7))

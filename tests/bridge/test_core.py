@@ -344,9 +344,12 @@ async def test_reset_with_the_bridges_token_wipes(core: Core) -> None:
 # --- 11. a verdict acts only on a pair that is plausibly one fact -----------------------------
 
 
-def guarded(core: Core, floor: float) -> MemoryService:
-    """The same clients, with the verdict similarity floor at `floor`."""
-    settings = core.service.settings.model_copy(update={"verdict_similarity_floor": floor})
+def guarded(core: Core, floor: float, echo_floor: float = 0.0) -> MemoryService:
+    """The same clients, with the verdict similarity floor at `floor` (and the echo floor at
+    `echo_floor`: by default any SAME kept apart may count as a mention)."""
+    settings = core.service.settings.model_copy(
+        update={"verdict_similarity_floor": floor, "echo_similarity_floor": echo_floor}
+    )
     return MemoryService(settings, core.service.mem0, core.service.ranker, core.service.judge)
 
 
@@ -387,10 +390,10 @@ async def add_unjudged_then_reconcile(core: Core, service: MemoryService, text: 
         pass
 
 
-def calling_everything_same(core: Core) -> MemoryService:
+def calling_everything_same(core: Core, echo_floor: float = 0.0) -> MemoryService:
     """A judge that calls every pair SAME, behind a floor these tests' pairs stay under."""
     core.judge.judge.script = lambda fact, text: SAME
-    return guarded(core, 0.8)
+    return guarded(core, 0.8, echo_floor)
 
 
 async def test_a_restatement_kept_apart_counts_as_a_mention_of_the_memory_it_restates(
@@ -399,7 +402,7 @@ async def test_a_restatement_kept_apart_counts_as_a_mention_of_the_memory_it_res
     service = calling_everything_same(core)
     first = await service.add("The API port is 8080", "project", ALPHA)
     second = await service.add("Clients reach the API through port 8080", "project", ALPHA)
-    assert second.action == "added"
+    assert (second.action, second.restates) == ("added", first.memory_ids[0])
     assert any(first.memory_ids[0] in note for note in second.notes)
     assert await mentions_in(service, "API port") == {
         first.memory_ids[0]: 1,
@@ -424,12 +427,28 @@ async def test_a_fact_kept_apart_counts_no_mention_unless_it_restates_without_ne
     service = guarded(core, 0.8)
     first = await service.add("The API port is 8080", "project", ALPHA)
     second = await service.add(second_text, "project", ALPHA)
-    assert second.action == "added"
-    assert second.notes == []
+    assert (second.action, second.restates, second.notes) == ("added", None, [])
     assert await mentions_in(service, "API port") == {
         first.memory_ids[0]: 0,
         second.memory_ids[0]: 0,
     }
+
+
+@pytest.mark.parametrize("path", ["add", "reconciler"])
+async def test_a_same_verdict_under_the_echo_floor_counts_no_mention(core: Core, path: str) -> None:
+    # The fake mem0 rates this pair 0.5 alike (4 words shared of 8): under an echo floor of 0.6
+    # the judge's SAME is not trusted even as a mention, on the add path and when reconciling.
+    service = calling_everything_same(core, echo_floor=0.6)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    second_text = "Clients reach the API through port 8080"
+    if path == "add":
+        second = await service.add(second_text, "project", ALPHA)
+        assert (second.action, second.restates, second.notes) == ("added", None, [])
+    else:
+        await add_unjudged_then_reconcile(core, service, second_text)
+        assert service.reconciler.stats.outcomes["new"] == 1
+    assert (await mentions_in(service, "API port"))[first.memory_ids[0]] == 0
+    assert len(core.mem0.texts("alpha")) == 2
 
 
 async def test_the_reconciler_counts_a_restatement_it_keeps_apart_as_a_mention(

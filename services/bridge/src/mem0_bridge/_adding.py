@@ -110,11 +110,13 @@ async def _reconciled_or_stored(core: Core, fact: _Fact) -> AddResult:
         verdicts[exact.id] = Verdict.SAME
         # The very text, whatever score mem0 gave it (a keyword hit rescales every score).
         close = [replace(exact, score=1.0, similarity=1.0), *others]
-    decision = decide(fact.text, close, verdicts, floor=core.settings.verdict_similarity_floor)
+    decision = decide(fact.text, close, verdicts, core.settings)
     if decision.kind is None or decision.survivor is None:
         stored = await _stored(core, fact, pending_reason=None)
         if stored.action == "added":
-            stored.notes.extend(await count_echo(core, decision, fact.namespace))
+            echo = await count_echo(core, decision, fact.namespace)
+            stored.restates = echo.memory_id
+            stored.notes.extend(echo.notes)
         return stored
     folded = await apply(core, decision, fact.text, fact.namespace)
     fact.notes.extend(folded.notes)

@@ -57,6 +57,11 @@ class AddResult(BaseModel):
         description="Other copies of the same fact (restatements, older values) that were "
         "removed in favour of this memory, their mentions carried over and history kept.",
     )
+    restates: str | None = Field(
+        default=None,
+        description="added only: the memory the judge took this fact for a restatement of, too "
+        "unlike it to merge; the add counted as a mention of that memory.",
+    )
     notes: list[str]
 
 

@@ -16,10 +16,13 @@ words, which embedders rate lower than look-alike facts). SAME and SUPERSEDES on
 candidate are not acted on, on the add path and in the background reconciler alike: the new
 statement is stored as its own memory.
 
-A SAME the guard kept apart still says something: the fact was probably said again. Unless the
-new statement names a value or name the memory lacks (then it may well be a change the judge
-took for a restatement, and counting it would lift the stale value), it counts as a mention of
-the closest such memory (`Decision.echoed`). A mention lifts a memory only among candidates that
+A SAME the guard kept apart may still say something: the fact was perhaps said again. It
+counts as a mention of the closest such memory (`Decision.echoed`) when the pair is still close
+(`MEM0_ECHO_SIMILARITY_FLOOR`: further apart, a weak judge's SAME was mostly another subject's
+fact with the same attribute and value, "The docs site listens on port 8443" / "The plugin index
+listens on port 8443") and the new statement names no value or name the memory lacks (then it
+may well be a change the judge took for a restatement, and counting it would lift the stale
+value). A mention lifts a memory only among candidates that
 match a query about equally well (the ranker's band), so a wrong one costs little and destroys
 nothing, while a reverted value or a reconfirmed fact said in other words is ranked by how often
 and how lately it was said.
@@ -36,13 +39,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from mem0_bridge._core import Core
 from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import same_text
 from mem0_bridge._judge import Verdict
 from mem0_bridge._mem0 import Mem0Error, Memory
+from mem0_bridge._settings import BridgeSettings
 from mem0_bridge._wording import adds_details, differs_only_in_values
 
 logger = logging.getLogger(__name__)
@@ -66,10 +70,15 @@ def plausibly_one_fact(text: str, candidate: Memory, floor: float) -> bool:
 
 
 def decide(
-    text: str, candidates: Sequence[Memory], verdicts: Mapping[str, Verdict], *, floor: float
+    text: str,
+    candidates: Sequence[Memory],
+    verdicts: Mapping[str, Verdict],
+    settings: BridgeSettings,
 ) -> Decision:
     """The decision for verdicts on `candidates` (closest first, as mem0 ranked them) about the
-    new fact `text`; a verdict on a pair that is not plausibly one fact is not acted on."""
+    new fact `text`; a verdict on a pair that is not plausibly one fact is not acted on, and a
+    SAME kept apart is an echo only from the echo floor up."""
+    floor = settings.verdict_similarity_floor
     plausible = [c for c in candidates if plausibly_one_fact(text, c, floor)]
     same = [c for c in plausible if verdicts.get(c.id) is Verdict.SAME]
     older = [c for c in plausible if verdicts.get(c.id) is Verdict.SUPERSEDES]
@@ -81,7 +90,9 @@ def decide(
         (
             c
             for c in candidates
-            if verdicts.get(c.id) is Verdict.SAME and not adds_details(text, c.text)
+            if verdicts.get(c.id) is Verdict.SAME
+            and c.similarity_to_query >= settings.echo_similarity_floor
+            and not adds_details(text, c.text)
         ),
         None,
     )
@@ -143,19 +154,30 @@ async def apply(core: Core, decision: Decision, text: str, namespace: str) -> Fo
     return folded
 
 
-async def count_echo(core: Core, decision: Decision, namespace: str) -> list[str]:
-    """Count a kept-apart restatement as a mention of the memory it echoes; the notes to pass
-    on. The echoed memory is left as it is: only its mentions and freshness change."""
+class Echo(NamedTuple):
+    """What counting an echo did: the memory it counted as restated (None when there was none
+    or the ranker could not be reached), and the notes to pass on."""
+
+    memory_id: str | None
+    notes: list[str]
+
+
+async def count_echo(core: Core, decision: Decision, namespace: str) -> Echo:
+    """Count a kept-apart restatement as a mention of the memory it echoes. The echoed memory
+    is left as it is: only its mentions and freshness change."""
     echoed = decision.echoed
     if echoed is None:
-        return []
+        return Echo(None, [])
     reinforced = await core.ranker.reinforce(core.rscope(namespace), echoed.id)
     if isinstance(reinforced, PeerFailure):
-        return skipped(reinforced, "the mention of the restated memory was not counted")
+        return Echo(None, skipped(reinforced, "the mention of the restated memory was not counted"))
     counted = (
         "counted as a mention of it" if reinforced.counted else "its mention was counted lately"
     )
-    return [
-        f"stored as its own memory: the judge took it for a restatement of {echoed.id}, too "
-        f"unlike it to merge; {counted}"
-    ]
+    return Echo(
+        echoed.id,
+        [
+            f"stored as its own memory: the judge took it for a restatement of {echoed.id}, too "
+            f"unlike it to merge; {counted}"
+        ],
+    )

@@ -108,9 +108,7 @@ class Reconciler:
         verdicts = await verdicts_on(core, memory.text, older)
         if isinstance(verdicts, PeerFailure):
             return None
-        decision = decide(
-            memory.text, older, verdicts, floor=core.settings.verdict_similarity_floor
-        )
+        decision = decide(memory.text, older, verdicts, core.settings)
         if decision.kind is None or decision.survivor is None:
             await count_echo(core, decision, namespace)
             return "new"

@@ -69,7 +69,7 @@ from tests.support.stack import start_ranker
 
 #: Sweep axes by default: the ranker's scoring settings and the bridge's over-fetch.
 DEFAULT_AXES: dict[str, tuple[float, ...]] = {
-    "RANKER_SIMILARITY_MARGIN": (0.0, 0.03, 0.05, 0.1, 0.2, 1.0),
+    "RANKER_SIMILARITY_MARGIN": (0.0, 0.03, 0.045, 0.05, 0.07, 0.1, 0.2, 1.0),
     "RANKER_ALPHA": (0.0, 0.2, 0.5, 1.0),
     "RANKER_HALF_LIFE_DAYS": (30.0, 90.0, 365.0),
     "RANKER_RECENCY_FLOOR": (0.3, 0.6, 1.0),

@@ -8,6 +8,11 @@ per floor (facts lost, memories per fact, stale values, the bridge's hit@1 per k
 
     python -m bench.eval.floors                       # 0.8,0.85,0.88,0.9,0.92,0.95
     python -m bench.eval.floors --floors 0.85,0.9 --quick 10
+
+Any other setting that acts when a fact is stored is swept the same way, with `--variable`:
+
+    python -m bench.eval.floors --variable MEM0_RELATED_SIMILARITY_FLOOR \
+        --floors 0.6,0.7,0.8 --name eval_related_floor
 """
 
 from __future__ import annotations
@@ -26,15 +31,16 @@ from bench._report import format_table, progress, write_result
 from bench.eval._dataset import KINDS
 
 FLOORS = (0.8, 0.85, 0.88, 0.9, 0.92, 0.95)
+VARIABLE = "MEM0_VERDICT_SIMILARITY_FLOOR"
 SYSTEM = "bridge_rerank"
 
 
-def replay_at(floor: float, quick: int, scratch: Path) -> dict[str, Any]:
-    """One eval of the fake judge with the floor at `floor`; its result for that judge."""
+def replay_at(variable: str, floor: float, quick: int, scratch: Path) -> dict[str, Any]:
+    """One eval of the fake judge with `variable` at `floor`; its result for that judge."""
     name = f"floor_{floor:g}"
     command = [sys.executable, "-m", "bench.eval", "--judges", "fake", "--name", name]
     command += ["--results-dir", str(scratch), *(["--quick", str(quick)] if quick else [])]
-    env = {**os.environ, "MEM0_VERDICT_SIMILARITY_FLOOR": str(floor)}
+    env = {**os.environ, variable: str(floor)}
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
     result: dict[str, Any] = json.loads((scratch / f"{name}.json").read_text())
     return dict(result["judges"]["fake"])
@@ -53,7 +59,7 @@ def row(floor: float, run: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def floor_table(rows: Sequence[Mapping[str, Any]]) -> str:
+def floor_table(rows: Sequence[Mapping[str, Any]], variable: str = VARIABLE) -> str:
     headers = ["floor", "lost", "mem/fact", "stale", *KINDS]
     body = [
         [
@@ -65,12 +71,12 @@ def floor_table(rows: Sequence[Mapping[str, Any]]) -> str:
         ]
         for r in rows
     ]
-    return f"verdict floor sweep (judge=fake), {SYSTEM} hit@1 per kind:\n" + format_table(
+    return f"{variable} sweep (judge=fake), {SYSTEM} hit@1 per kind:\n" + format_table(
         headers, body
     )
 
 
-def plot(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
+def plot(rows: Sequence[Mapping[str, Any]], path: Path, variable: str = VARIABLE) -> None:
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
@@ -80,13 +86,13 @@ def plot(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     for kind in KINDS:
         left.plot(floors, [r["hit@1"][kind] for r in rows], marker="o", label=kind)
-    left.set(xlabel="MEM0_VERDICT_SIMILARITY_FLOOR", ylabel=f"hit@1 ({SYSTEM})")
+    left.set(xlabel=variable, ylabel=f"hit@1 ({SYSTEM})")
     left.legend(fontsize="small")
     right.plot(floors, [r["facts_lost"] for r in rows], marker="o", label="facts lost")
     right.plot(floors, [r["stale_values"] for r in rows], marker="s", label="stale values")
-    right.set(xlabel="MEM0_VERDICT_SIMILARITY_FLOOR", ylabel="facts")
+    right.set(xlabel=variable, ylabel="facts")
     right.legend()
-    fig.suptitle("verdict guard floor on the eval (fake judge, which over-merges)")
+    fig.suptitle(f"{variable} on the eval (fake judge, which over-merges)")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -94,6 +100,7 @@ def plot(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.eval.floors", description=__doc__)
+    p.add_argument("--variable", default=VARIABLE, help="the MEM0_* setting to sweep")
     p.add_argument("--floors", default=",".join(f"{f:g}" for f in FLOORS))
     p.add_argument("--quick", type=int, default=0, metavar="N")
     p.add_argument("--name", default="eval_floor")
@@ -102,12 +109,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="eval-floor-") as scratch:
         for index, floor in enumerate(floors, start=1):
-            progress(f"floor {floor:g} ({index}/{len(floors)}): replaying with the fake judge ...")
-            rows.append(row(floor, replay_at(floor, args.quick, Path(scratch))))
-            progress(floor_table(rows[-1:]))
-    print(floor_table(rows))
-    path = write_result(args.name, {"system": SYSTEM, "judge": "fake", "floors": rows})
-    plot(rows, path.with_suffix(".png"))
+            progress(
+                f"{args.variable}={floor:g} ({index}/{len(floors)}): replaying with the fake judge"
+            )
+            rows.append(row(floor, replay_at(args.variable, floor, args.quick, Path(scratch))))
+            progress(floor_table(rows[-1:], args.variable))
+    print(floor_table(rows, args.variable))
+    result = {"system": SYSTEM, "judge": "fake", "variable": args.variable, "floors": rows}
+    path = write_result(args.name, result)
+    plot(rows, path.with_suffix(".png"), args.variable)
     progress(f"wrote {path} and {path.with_suffix('.png')}")
 
 

@@ -582,6 +582,40 @@ async def test_without_undivided_scores_merged_searches_are_ranked_by_their_own_
     assert merged["b"][0].score == 0.30  # mem0's own score stays what an agent is shown
 
 
+# --- 13. recency orders only memories stored as related -------------------------------------
+
+
+def relating_from(core: Core, floor: float) -> MemoryService:
+    """The same clients, storing a new fact as related to candidates at least `floor` alike,
+    with a judge that finds every pair unrelated (so every fact is stored as its own)."""
+    core.judge.judge.script = lambda fact, text: UNRELATED
+    settings = core.service.settings.model_copy(update={"related_similarity_floor": floor})
+    return MemoryService(settings, core.service.mem0, core.service.ranker, core.service.judge)
+
+
+async def test_an_add_is_stored_as_related_to_the_close_memories_only(core: Core) -> None:
+    service = relating_from(core, 0.4)
+    port = await service.add("The API port is 8080", "project", ALPHA)
+    language = await service.add("The API is written in Go", "project", ALPHA)
+    # The fake mem0 rates the next one 4/6 alike to the first and 3/8 to the second.
+    changed = await service.add("The API port is 9090", "project", ALPHA)
+    metadata = core.mem0.memories[changed.memory_ids[0]].metadata
+    assert metadata["related_ids"] == port.memory_ids
+    assert "related_ids" not in core.mem0.memories[language.memory_ids[0]].metadata
+
+
+@pytest.mark.parametrize(("floor", "first"), [(0.4, "9090"), (1.0, "8080")])
+async def test_recency_puts_the_newer_of_two_equal_matches_first_only_when_related(
+    core: Core, floor: float, first: str
+) -> None:
+    # Equally similar to the query; the second was stored a minute after the first.
+    service = relating_from(core, floor)
+    await service.add("The API port is 8080", "project", ALPHA)
+    await service.add("The API port is 9090", "project", ALPHA)
+    found = await service.search("API port", "project", 5, ALPHA)
+    assert [hit.text[-4:] for hit in found.hits] == [first, *({"8080", "9090"} - {first})]
+
+
 # --- readiness tells a judge whose LLM fails from one that serves ------------------------------
 
 

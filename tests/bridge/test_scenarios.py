@@ -184,6 +184,52 @@ async def test_age_does_not_sink_the_best_match_below_a_much_weaker_one(
     assert after["hits"][0]["age"] == "1y"
 
 
+async def _add_older_then_newer_and_search(
+    bridge: ServiceProcess, stack: Stack, older: str, newer: str, query: str
+) -> tuple[str, dict[str, Any], list[str]]:
+    """Add `older`, age it 400 days, add `newer`, search `query`: the older memory's id, the
+    newer add's answer, and the hits' ids."""
+    project = _project()
+    async with http_client(bridge.url) as client:
+        first = await call(client, "memory_add", text=older, project=project)
+        _make_stale(stack, first["memory_ids"][0], days=400)
+        second = await call(client, "memory_add", text=newer, project=project)
+        found = await call(client, "memory_search", query=query, project=project)
+    return first["memory_ids"][0], second, [hit["id"] for hit in found["hits"]]
+
+
+async def test_a_change_stored_apart_outranks_the_older_value_it_is_related_to(
+    guarded: ServiceProcess, stack: Stack
+) -> None:
+    # MiniLM: the statements are 0.79 alike, under the guard's floor (stored apart) and over
+    # the related floor (0.7); the query is 0.855 and 0.842 alike to them, inside the band.
+    older, newer, hits = await _add_older_then_newer_and_search(
+        guarded,
+        stack,
+        "The search API listens on port 8080.",
+        "Port 9200 is where the search API listens now.",
+        "The search API listens on port",
+    )
+    assert newer["action"] == "added"
+    assert hits[:2] == [*newer["memory_ids"], older]
+
+
+async def test_age_alone_does_not_reorder_two_different_facts(
+    guarded: ServiceProcess, stack: Stack
+) -> None:
+    # MiniLM: the statements are 0.55 alike (not related); the query is 0.633 and 0.625 alike
+    # to them, inside the band, where a year of age used to sink the better match.
+    older, newer, hits = await _add_older_then_newer_and_search(
+        guarded,
+        stack,
+        "The search API is written in Go.",
+        "The search API times out after 30 seconds.",
+        "search API settings",
+    )
+    assert newer["action"] == "added"
+    assert hits[:2] == [older, *newer["memory_ids"]]
+
+
 async def test_project_memories_do_not_leak_into_another_project(bridge: ServiceProcess) -> None:
     mine, theirs = _project(), _project()
     async with http_client(bridge.url, roots=[f"file:///src/{mine}"]) as client:

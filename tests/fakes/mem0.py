@@ -1,10 +1,11 @@
 """FakeMem0: an in-memory fake of mem0's REST API behind an httpx MockTransport.
 
 For the bridge core's fast tests only (the full-stack tests run the real mem0ai library). It
-keeps what the bridge relies on: ids, run_id/user_id filters (one id or an `OR` of run_ids),
-history events with their own times, 404 for unknown ids. Search scores by word overlap
-(Jaccard), deterministic and good enough to make close texts candidates of each other; with
-`explain` that score is also each hit's `score_details.semantic_score`, as mem0's would be.
+keeps what the bridge relies on: ids, metadata as added, run_id/user_id filters (one id or an
+`OR` of run_ids), history events with their own times, 404 for unknown ids. Search scores by
+word overlap (Jaccard), deterministic and good enough to make close texts candidates of each
+other; with `explain` that score is also each hit's `score_details.semantic_score`, as mem0's
+would be.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class _Memory:
     run_id: str
     created_at: str
     updated_at: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -66,6 +68,7 @@ class FakeMem0:
             "run_id": memory.run_id,
             "created_at": memory.created_at,
             "updated_at": memory.updated_at,
+            "metadata": memory.metadata,
             "score": score,
         }
 
@@ -125,7 +128,14 @@ class FakeMem0:
 
     def _add(self, body: dict[str, Any]) -> httpx.Response:
         text = body["messages"][0]["content"]
-        memory = _Memory(str(uuid.uuid4()), text, body["user_id"], body["run_id"], self._now())
+        memory = _Memory(
+            str(uuid.uuid4()),
+            text,
+            body["user_id"],
+            body["run_id"],
+            self._now(),
+            metadata=dict(body.get("metadata") or {}),
+        )
         self.memories[memory.id] = memory
         self._event(memory, "ADD", None, text)
         return httpx.Response(

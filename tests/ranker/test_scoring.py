@@ -24,16 +24,31 @@ params = st.builds(
     recency_floor=st.floats(min_value=0.0, max_value=1.0),
     similarity_margin=st.floats(min_value=0.0, max_value=1.0),
 )
-#: Candidates with their mention counts and ages (days), for properties of a whole ranking.
-pools = st.lists(st.tuples(similarities, mention_counts, ages_days), min_size=1, max_size=25)
+#: Candidates with their mention counts, ages (days) and the index of a candidate each one is
+#: related to (when in range), for properties of a whole ranking.
+pools = st.lists(
+    st.tuples(similarities, mention_counts, ages_days, st.integers(min_value=0, max_value=30)),
+    min_size=1,
+    max_size=25,
+)
+Pool = list[tuple[float, int, float, int]]
 
 
-def _ranked(pool: list[tuple[float, int, float]], p: ScoringParams) -> list[Scored]:
+def _ranked(pool: Pool, p: ScoringParams) -> list[Scored]:
     candidates = [
-        Candidate(f"m{i}", s, NOW - age * SECONDS_PER_DAY) for i, (s, _, age) in enumerate(pool)
+        Candidate(f"m{i}", s, NOW - age * SECONDS_PER_DAY, (f"m{other}",))
+        for i, (s, _, age, other) in enumerate(pool)
     ]
-    records = {f"m{i}": MentionRecord(m, 0.0) for i, (_, m, _) in enumerate(pool) if m}
+    records = {f"m{i}": MentionRecord(m, 0.0) for i, (_, m, _, _) in enumerate(pool) if m}
     return rank(candidates, records, NOW, p)
+
+
+def _order(*candidates: Candidate, p: ScoringParams = DEFAULTS) -> list[str]:
+    return [s.memory_id for s in rank(candidates, {}, NOW, p)]
+
+
+def _days_ago(days: float) -> float:
+    return NOW - days * SECONDS_PER_DAY
 
 
 def _scored(
@@ -72,19 +87,29 @@ def test_score_never_falls_below_the_floor_share(
 
 @given(
     st.floats(min_value=0.01, max_value=1.0),
-    mention_counts,
     st.floats(min_value=0.0, max_value=5 * 365.0),
     st.floats(min_value=0.0, max_value=5 * 365.0),
 )
-def test_newer_beats_older_at_equal_similarity_and_mentions(
-    similarity: float, mentions: int, a: float, b: float
+def test_newer_beats_older_at_equal_similarity_when_related(
+    similarity: float, a: float, b: float
 ) -> None:
     # Within five years a day's difference is far above float resolution, so it must show;
     # closer ages only must not invert.
-    newer, older = sorted((a, b))
-    assert _scored(similarity, mentions, newer) >= _scored(similarity, mentions, older)
-    if older - newer >= 1.0:
-        assert _scored(similarity, mentions, newer) > _scored(similarity, mentions, older)
+    newer_age, older_age = sorted((a, b))
+    ranked = rank(
+        [
+            Candidate("older", similarity, _days_ago(older_age)),
+            Candidate("newer", similarity, _days_ago(newer_age), ("older",)),
+        ],
+        {},
+        NOW,
+        DEFAULTS,
+    )
+    scores = {s.memory_id: s.score for s in ranked}
+    assert scores["newer"] >= scores["older"]
+    if older_age - newer_age >= 1.0:
+        assert scores["newer"] > scores["older"]
+        assert ranked[0].memory_id == "newer"
 
 
 @given(st.lists(st.sampled_from([0.2, 0.5, 0.9]), min_size=1, max_size=30))
@@ -99,9 +124,58 @@ def test_equal_scores_keep_the_input_order(similarities_in: list[float]) -> None
 
 
 def test_recency_halves_its_fading_part_every_half_life() -> None:
-    result = score(Candidate("m", 1.0, NOW - 90 * SECONDS_PER_DAY), None, NOW, DEFAULTS)
+    old = Candidate("old", 1.0, _days_ago(90))
+    ranked = rank([old, Candidate("new", 1.0, NOW, ("old",))], {}, NOW, DEFAULTS)
+    result = next(s for s in ranked if s.memory_id == "old")
     assert math.isclose(result.recency, 0.6 + 0.4 * 0.5)
     assert math.isclose(result.age_days, 90.0)
+
+
+# --- recency: age counts only against a fresher related memory --------------------------------
+
+
+def test_age_does_not_reorder_unrelated_candidates_in_the_band() -> None:
+    # A port stated a year ago and a timeout stated today: the better match stays first.
+    assert _order(Candidate("old", 0.80, _days_ago(365)), Candidate("new", 0.79, NOW)) == [
+        "old",
+        "new",
+    ]
+
+
+def test_a_newer_related_candidate_outranks_an_older_better_match_in_the_band() -> None:
+    old, new = Candidate("old", 0.80, _days_ago(365)), Candidate("new", 0.79, NOW, ("old",))
+    assert _order(old, new) == ["new", "old"]
+    # Either way round: the older one naming the newer is the same relation.
+    old, new = Candidate("old", 0.80, _days_ago(365), ("new",)), Candidate("new", 0.79, NOW)
+    assert _order(old, new) == ["new", "old"]
+
+
+def test_relations_chain_through_a_third_candidate() -> None:
+    first = Candidate("first", 0.80, _days_ago(365))
+    second = Candidate("second", 0.70, _days_ago(200), ("first",))
+    third = Candidate("third", 0.79, NOW, ("second",))
+    p = ScoringParams(0.2, 90.0, 0.6, similarity_margin=0.5)
+    assert _order(first, second, third, p=p)[0] == "third"
+
+
+def test_a_candidate_with_no_fresher_relative_keeps_its_whole_score() -> None:
+    ranked = rank(
+        [Candidate("alone", 0.5, _days_ago(3650)), Candidate("old", 0.5, _days_ago(100))],
+        {},
+        NOW,
+        DEFAULTS,
+    )
+    assert [(s.score, s.recency) for s in ranked] == [(0.5, 1.0), (0.5, 1.0)]
+
+
+def test_a_relation_to_a_memory_outside_the_band_changes_nothing() -> None:
+    p = ScoringParams(0.2, 90.0, 0.6, similarity_margin=0.05)
+    old = Candidate("old", 0.80, _days_ago(365), ("far",))
+    assert _order(old, Candidate("new", 0.79, NOW), Candidate("far", 0.2, NOW), p=p) == [
+        "old",
+        "new",
+        "far",
+    ]
 
 
 def test_age_runs_from_the_newest_of_update_and_reinforcement() -> None:
@@ -129,7 +203,7 @@ def test_limit_keeps_only_the_best() -> None:
 
 @given(pools, params)
 def test_a_candidate_below_the_band_never_outranks_a_more_similar_one(
-    pool: list[tuple[float, int, float]], p: ScoringParams
+    pool: Pool, p: ScoringParams
 ) -> None:
     ranked = _ranked(pool, p)
     band = max(s.similarity for s in ranked) * (1 - p.similarity_margin)
@@ -139,16 +213,14 @@ def test_a_candidate_below_the_band_never_outranks_a_more_similar_one(
 
 
 @given(pools, params)
-def test_scores_fall_as_ranks_do(pool: list[tuple[float, int, float]], p: ScoringParams) -> None:
+def test_scores_fall_as_ranks_do(pool: Pool, p: ScoringParams) -> None:
     ranked = _ranked(pool, p)
     for first, second in itertools.pairwise(ranked):
         assert first.score >= second.score
 
 
 @given(pools, params)
-def test_a_margin_of_one_is_the_unbanded_formula(
-    pool: list[tuple[float, int, float]], p: ScoringParams
-) -> None:
+def test_a_margin_of_one_is_the_unbanded_formula(pool: Pool, p: ScoringParams) -> None:
     unbanded = ScoringParams(p.alpha, p.half_life_days, p.recency_floor, similarity_margin=1.0)
     for s in _ranked(pool, unbanded):
         assert math.isclose(s.score, s.similarity * s.mention_factor * s.recency, abs_tol=1e-12)

@@ -152,7 +152,7 @@ async def test_rerank_lifts_a_reinforced_memory_over_a_slightly_closer_one(ranke
     assert math.isclose(often.score, often.similarity * often.mention_factor * often.recency)
 
 
-async def test_rerank_sinks_a_stale_memory_below_a_fresh_equal_one(ranker: Ranker) -> None:
+async def test_rerank_sinks_a_stale_memory_below_a_fresh_related_one(ranker: Ranker) -> None:
     reply = await ranker.stub.Rerank(
         pb.RerankRequest(
             candidates=[
@@ -162,6 +162,7 @@ async def test_rerank_sinks_a_stale_memory_below_a_fresh_equal_one(ranker: Ranke
                     similarity=0.7,
                     created_at=_iso(ranker.clock, 400),
                     updated_at=_iso(ranker.clock, 2),
+                    related_ids=["stale"],
                 ),
             ]
         )
@@ -169,7 +170,21 @@ async def test_rerank_sinks_a_stale_memory_below_a_fresh_equal_one(ranker: Ranke
     assert [r.memory_id for r in reply.results] == ["fresh", "stale"]
     stale = reply.results[1]
     assert math.isclose(stale.age_days, 400)
-    assert stale.recency >= 0.6
+    assert 0.6 <= stale.recency < 1.0
+
+
+async def test_rerank_leaves_unrelated_memories_of_any_age_in_similarity_order(
+    ranker: Ranker,
+) -> None:
+    reply = await ranker.stub.Rerank(
+        pb.RerankRequest(
+            candidates=[
+                pb.Candidate(memory_id="old", similarity=0.71, created_at=_iso(ranker.clock, 400)),
+                pb.Candidate(memory_id="new", similarity=0.70, created_at=_iso(ranker.clock, 0)),
+            ]
+        )
+    )
+    assert [(r.memory_id, r.recency) for r in reply.results] == [("old", 1.0), ("new", 1.0)]
 
 
 async def test_rerank_returns_at_most_limit_results(ranker: Ranker) -> None:
@@ -191,7 +206,12 @@ async def test_rerank_scores_a_hit_without_timestamps_instead_of_refusing_the_ca
     reply = await ranker.stub.Rerank(
         pb.RerankRequest(
             candidates=[
-                pb.Candidate(memory_id="dated", similarity=0.7, created_at=_iso(ranker.clock, 400)),
+                pb.Candidate(
+                    memory_id="dated",
+                    similarity=0.7,
+                    created_at=_iso(ranker.clock, 400),
+                    related_ids=["undated", "updated"],
+                ),
                 pb.Candidate(memory_id="undated", similarity=0.7),
                 pb.Candidate(memory_id="updated", similarity=0.7, updated_at=_iso(ranker.clock, 1)),
             ]
@@ -386,6 +406,10 @@ BAD_REQUESTS: list[tuple[str, Message, str]] = [
     ("Rerank", _rerank(memory_id="m" * 129), "candidates[0].memory_id: 129 characters"),
     ("Rerank", _rerank(created_at="yesterday"), "candidates[0].created_at: not an RFC 3339"),
     ("Rerank", _rerank(updated_at="2026-02-30T00:00:00Z"), "candidates[0].updated_at: not an RFC"),
+    ("Rerank", _rerank(related_ids=["m2", ""]), "candidates[0].related_ids[1]: must not be empty"),
+    ("Rerank", _rerank(related_ids=["m" * 129]), "candidates[0].related_ids[0]: 129 characters"),
+    ("Rerank", _rerank(related_ids=["m\x00"]), "candidates[0].related_ids[0]: must not contain"),
+    ("Rerank", _rerank(related_ids=["m"] * 17), "candidates[0].related_ids: 17 given, at most 16"),
     (
         "Rerank",
         pb.RerankRequest(

@@ -185,6 +185,7 @@ class Candidate(_message.Message):
     SIMILARITY_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     UPDATED_AT_FIELD_NUMBER: _builtins.int
+    RELATED_IDS_FIELD_NUMBER: _builtins.int
     memory_id: _builtins.str
     similarity: _builtins.float
     """mem0's score for this hit, in [0, 1]."""
@@ -194,6 +195,14 @@ class Candidate(_message.Message):
     (no evidence that it is stale), rather than failing the whole rerank.
     """
     updated_at: _builtins.str
+    @_builtins.property
+    def related_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Memories this one was stored close to (the caller's judgement: its text was similar to
+        theirs when it was added), so possibly other versions of the same fact. Recency orders a
+        candidate only against the candidates it is related to, either way round: an age says
+        nothing about which of two different facts a query wants.
+        """
+
     def __init__(
         self,
         *,
@@ -201,10 +210,11 @@ class Candidate(_message.Message):
         similarity: _builtins.float = ...,
         created_at: _builtins.str = ...,
         updated_at: _builtins.str = ...,
+        related_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "memory_id", b"memory_id", "similarity", b"similarity", "updated_at", b"updated_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "memory_id", b"memory_id", "related_ids", b"related_ids", "similarity", b"similarity", "updated_at", b"updated_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -252,7 +262,10 @@ class ScoredCandidate(_message.Message):
     mention_factor: _builtins.float
     """1 + alpha * ln(1 + mentions)"""
     recency: _builtins.float
-    """floor + (1 - floor) * 0.5 ** (age_days / half_life_days)"""
+    """The recency factor applied: freshness over the freshest related candidate's, where
+    freshness = floor + (1 - floor) * 0.5 ** (age_days / half_life_days); 1 when no related
+    candidate of the band is fresher.
+    """
     age_days: _builtins.float
     def __init__(
         self,

@@ -11,13 +11,14 @@ arriving while another add of the same scope is being reconciled is judged again
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from mem0_bridge._core import Core
 from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import check_text, same_text
 from mem0_bridge._judge import Verdict
-from mem0_bridge._mem0 import Memory
+from mem0_bridge._mem0 import MAX_RELATED, RELATED_KEY, Memory
 from mem0_bridge._metrics import UNJUDGED_ADDS
 from mem0_bridge._models import AddAction, AddResult
 from mem0_bridge._reconcile import apply, count_echo, decide
@@ -30,6 +31,8 @@ class _Fact:
     namespace: str
     rscope: str
     notes: list[str] = field(default_factory=list)
+    #: Stored memories close enough to this fact to be versions of it (see `related`).
+    related: list[str] = field(default_factory=list)
 
     def result(self, action: AddAction, ids: list[str], **extra: object) -> AddResult:
         return AddResult.model_validate(
@@ -84,8 +87,17 @@ async def candidates(core: Core, text: str, namespace: str) -> list[Memory]:
     return [c for c in found if (c.score or 0.0) >= floor]
 
 
+def related(core: Core, close: Sequence[Memory]) -> list[str]:
+    """The candidates a new memory is stored as related to: close enough (semantic similarity
+    at least `MEM0_RELATED_SIMILARITY_FLOOR`) to be another version of the same fact, so that
+    the ranker may let the newer outrank the older by recency, and only them."""
+    floor = core.settings.related_similarity_floor
+    return [c.id for c in close if c.similarity_to_query >= floor][:MAX_RELATED]
+
+
 async def _reconciled_or_stored(core: Core, fact: _Fact) -> AddResult:
     close = await candidates(core, fact.text, fact.namespace)
+    fact.related = related(core, close)
     exact = next((c for c in close if same_text(c.text, fact.text)), None)
     others = [c for c in close if c is not exact]
     verdicts: dict[str, Verdict] = {}
@@ -158,7 +170,7 @@ async def _stored(core: Core, fact: _Fact, *, pending_reason: str | None) -> Add
         user_id=core.user_id,
         run_id=fact.namespace,
         infer=core.settings.infer,
-        metadata={"source": "mem0-bridge"},
+        metadata={"source": "mem0-bridge", **({RELATED_KEY: fact.related} if fact.related else {})},
     )
     added = [(memory_id, memory) for memory_id, memory, event in stored if event == "ADD"]
     if not added:

@@ -7,6 +7,7 @@ message tells an agent what to do about it rather than echoing a status code.
 
 from __future__ import annotations
 
+import itertools
 import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,13 @@ import httpx
 
 from mem0_bridge._settings import BridgeSettings
 from mem0_common import CLIENT_KEEPALIVE_EXPIRY_SECONDS
+from mem0mcp.contract import MAX_ID_CHARS, max_items
+from mem0mcp.ranker.v1 import ranker_pb2
+
+#: The metadata key under which a memory names the memories it was stored close to.
+RELATED_KEY = "related_ids"
+#: As many as the ranker takes per candidate.
+MAX_RELATED = max_items(ranker_pb2.Candidate, "related_ids")
 
 #: What mem0's 502 `code` field means, phrased as what the agent can do about it.
 _PROVIDER_CODES = {
@@ -69,6 +77,17 @@ class Memory:
     #: The sum of the signals before mem0 divides it by the signals that fired for the query
     #: (`score_details.raw_score`): comparable across searches, where `score` is not.
     raw_score: float | None = None
+
+    @property
+    def related_ids(self) -> tuple[str, ...]:
+        """The memories this one was stored close to (`RELATED_KEY` in its metadata, written by
+        the bridge on add); anything else found there is ignored, as mem0 holds whatever any
+        client wrote."""
+        value = self.metadata.get(RELATED_KEY)
+        if not isinstance(value, list):
+            return ()
+        found = (v for v in value if isinstance(v, str) and 0 < len(v) <= MAX_ID_CHARS)
+        return tuple(itertools.islice(found, MAX_RELATED))
 
     @property
     def similarity_to_query(self) -> float:

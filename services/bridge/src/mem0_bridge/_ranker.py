@@ -20,6 +20,7 @@ class RankCandidate:
     similarity: float
     created_at: str
     updated_at: str
+    related_ids: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ class RankerClient:
                     similarity=min(max(c.similarity, 0.0), 1.0),
                     created_at=c.created_at,
                     updated_at=c.updated_at,
+                    related_ids=c.related_ids,
                 )
                 for c in candidates
             ],

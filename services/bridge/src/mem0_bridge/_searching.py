@@ -65,6 +65,7 @@ async def search(
                     similarity=similarity,
                     created_at=m.created_at or "",
                     updated_at=m.updated_at or "",
+                    related_ids=m.related_ids,
                 )
                 for m, similarity in ordered
             ],

@@ -131,6 +131,14 @@ class BridgeSettings(ServiceSettings):
         "fact's memory (same attribute and value, another subject); from 0.84 up, 17 and 1, "
         "with the same recall.",
     )
+    related_similarity_floor: float = Field(
+        default=0.7,
+        ge=0,
+        le=1,
+        description="Semantic similarity at which a new memory is stored as related to a close "
+        "older one (its metadata `related_ids`): the ranker lets recency order only related "
+        "memories, which may be versions of one fact. Chosen on `make eval-sweep`.",
+    )
     judge_max_candidates: int = Field(
         default=5,
         ge=1,

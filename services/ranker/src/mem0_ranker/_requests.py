@@ -42,6 +42,7 @@ class Limits:
     max_scope_length: int = contract.MAX_SCOPE_CHARS
     max_text_length: int = contract.MAX_TEXT_CHARS
     max_reason_length: int = contract.max_chars(ranker_pb2.MarkPendingRequest, "reason")
+    max_related: int = contract.max_items(ranker_pb2.Candidate, "related_ids")
 
 
 LIMITS = Limits()
@@ -137,6 +138,14 @@ def _reject_candidate(
             f"candidates[{index}].similarity: must be a finite number >= 0, got {similarity!r}"
         )
     memory_id(c.memory_id, f"candidates[{index}].memory_id", limits)
+    related = c.related_ids
+    if len(related) > limits.max_related:
+        raise InvalidArgument(
+            f"candidates[{index}].related_ids: {len(related)} given, "
+            f"at most {limits.max_related} allowed"
+        )
+    for i, other in enumerate(related):
+        memory_id(other, f"candidates[{index}].related_ids[{i}]", limits)
     if c.created_at:
         _moment(c.created_at, index, "created_at")
     if c.updated_at:
@@ -164,11 +173,13 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
     if len(UnknownFieldSet(request)) or count > limits.max_candidates:
         reject_unknown_fields(request)
         raise InvalidArgument(f"candidates: {count} given, at most {limits.max_candidates} allowed")
-    columns = Columns([], [], [])
+    columns = Columns([], [], [], [])
     add_id = columns.memory_ids.append
     add_similarity = columns.similarities.append
     add_activity = columns.activity_at.append
+    add_related = columns.related.append
     max_id = limits.max_id_length
+    max_related = limits.max_related
     stamp = cached_timestamp
     unknown = UnknownFieldSet
     inf = math.inf
@@ -177,10 +188,13 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
         similarity = c.similarity
         created = c.created_at
         updated = c.updated_at
+        related = c.related_ids
         # The comparison chain is False for NaN, negatives and infinity alike.
-        if not (
-            0.0 <= similarity < inf and id_ and len(id_) <= max_id and "\x00" not in id_
-        ) or len(unknown(c)):
+        if (
+            not (0.0 <= similarity < inf and id_ and len(id_) <= max_id and "\x00" not in id_)
+            or len(unknown(c))
+            or (related and not _ids_fit(related, max_related, max_id))
+        ):
             _reject_candidate(request, index, c, limits)
         try:
             if created and updated:
@@ -194,7 +208,12 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
         add_id(id_)
         add_similarity(similarity)
         add_activity(activity)
+        add_related(related)
     return columns
+
+
+def _ids_fit(ids: Sequence[str], most: int, longest: int) -> bool:
+    return len(ids) <= most and all(i and len(i) <= longest and "\x00" not in i for i in ids)
 
 
 def memory_ids(ids: Sequence[str], field: str, limits: Limits) -> list[str]:

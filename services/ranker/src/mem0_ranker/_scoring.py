@@ -1,7 +1,8 @@
 """The rerank formula, kept pure so its properties can be tested without a database or a server.
 
 score = similarity * (1 + alpha * ln(1 + mentions)) * recency      (for candidates in the band)
-recency = floor + (1 - floor) * 0.5 ** (age_days / half_life_days)
+recency = freshness / freshness of the freshest candidate related to it (itself included)
+freshness = floor + (1 - floor) * 0.5 ** (age_days / half_life_days)
 
 Age runs from a memory's newest activity (mem0's updated time, else its created time, or the
 last counted reinforcement, whichever is newest), so restating a fact also freshens it.
@@ -14,6 +15,13 @@ candidates whose similarity is at least `best * (1 - margin)`, where `best` is t
 similarity of the request. Candidates below the band keep mem0's similarity order after every
 candidate of the band, with the score `similarity * lowest band score / best`, so scores still
 fall as ranks do. `margin = 1` puts every candidate in the band (the unbanded formula).
+
+Age counts against a memory only next to a fresher *related* one: candidates the caller says
+were stored close to each other (`related`, either way round, and through each other), so
+possibly versions of one fact. Between unrelated candidates an age says nothing about which
+one a query wants (a port stated in March and a timeout stated in May), and letting it decide
+within the band was a coin flip that lost static and look-alike facts on the eval. A memory
+with no fresher related candidate keeps its whole score (recency 1).
 """
 
 from __future__ import annotations
@@ -36,7 +44,8 @@ class ScoringParams:
 
 
 class Candidate(NamedTuple):
-    """A mem0 hit as the ranker sees it; `activity_at` is epoch seconds of its newest update.
+    """A mem0 hit as the ranker sees it; `activity_at` is epoch seconds of its newest update,
+    `related` the memories it was stored close to (see the module doc).
 
     Named tuples, not dataclasses, for the per-candidate types: a rerank builds thousands of
     them per second and a tuple is the cheapest immutable record Python has.
@@ -45,6 +54,7 @@ class Candidate(NamedTuple):
     memory_id: str
     similarity: float
     activity_at: float
+    related: Sequence[str] = ()
 
 
 class MentionRecord(NamedTuple):
@@ -63,12 +73,13 @@ class Scored(NamedTuple):
 
 
 class Columns(NamedTuple):
-    """Candidates as three parallel lists: how the service hands a request to `rank_columns`,
-    so a rerank builds no object per candidate."""
+    """Candidates as parallel lists: how the service hands a request to `rank_columns`, so a
+    rerank builds no object per candidate."""
 
     memory_ids: list[str]
     similarities: list[float]
     activity_at: list[float]
+    related: list[Sequence[str]]
 
 
 def score(
@@ -91,6 +102,7 @@ def rank(
         [c.memory_id for c in candidates],
         [c.similarity for c in candidates],
         [c.activity_at for c in candidates],
+        [c.related for c in candidates],
     )
     return rank_columns(columns, records, now, params, limit)
 
@@ -102,11 +114,12 @@ def rank_columns(
     params: ScoringParams,
     limit: int = 0,
 ) -> list[Scored]:
-    """`rank` over columns. This runs on every search, so it is one flat loop over plain floats:
-    the recency fade is `exp(rate * age_seconds)` with the rate worked out once (the same curve
-    as `0.5 ** (age_days / half_life_days)`), and a memory never reinforced (most of them) skips
-    the mention factor, which is exactly 1. Candidates below the band are scored in a second
-    pass, once the band's lowest score is known. Only the returned few become `Scored` records.
+    """`rank` over columns. This runs on every search, so it is flat loops over plain floats:
+    the fading part of freshness is `exp(rate * age_seconds)` with the rate worked out once
+    (the same curve as `0.5 ** (age_days / half_life_days)`), and a memory never reinforced
+    (most of them) skips the mention factor, which is exactly 1. Candidates below the band are
+    scored in a last pass, once the band's lowest score is known. Only the returned few become
+    `Scored` records.
     """
     alpha = params.alpha
     floor = params.recency_floor
@@ -115,59 +128,110 @@ def rank_columns(
     exp = math.exp
     log1p = math.log1p
     get = records.get
-    ids, similarities, activities = candidates
+    ids, similarities, activities, related = candidates
     best = max(similarities, default=0.0)
     # No positive similarity, no band to speak of: every candidate is in it.
     band = best * (1.0 - params.similarity_margin) if best > 0 else -math.inf
-    negatives = []
-    below = []
-    for position, (memory_id, similarity, activity) in enumerate(
-        zip(ids, similarities, activities, strict=True)
-    ):
-        if similarity < band:
-            below.append(position)
-            negatives.append(0.0)
-            continue
-        record = get(memory_id)
-        newest = activity
+    inside = [i for i, similarity in enumerate(similarities) if similarity >= band]
+    factors = {}
+    freshness = {}
+    ages = {}
+    for position in inside:
+        record = get(ids[position])
+        newest = activities[position]
         factor = 1.0
         if record is not None:
             factor += alpha * log1p(record.mentions)
-            newest = max(activity, record.last_reinforced_at)
+            newest = max(newest, record.last_reinforced_at)
         # A timestamp in the future (clock skew) counts as age 0, never as a bonus.
         age = now - newest if newest < now else 0.0
-        negatives.append(-(similarity * factor * (floor + fade * exp(rate * age))))
+        factors[position] = factor
+        freshness[position] = floor + fade * exp(rate * age)
+        ages[position] = age
+    recency = _relative(inside, ids, related, freshness)
+    negatives = [0.0] * len(ids)
+    for position in inside:
+        negatives[position] = -(similarities[position] * factors[position] * recency[position])
     # Sorting positions by score: stable, so equal scores keep their input order. The band
     # comes first even where its lowest score is 0 (an ancient memory with recency floor 0).
-    inside = [i for i in range(len(negatives)) if similarities[i] >= band] if below else None
-    order = sorted(inside or range(len(negatives)), key=negatives.__getitem__)
-    if below:
+    order = sorted(inside, key=negatives.__getitem__)
+    if len(inside) < len(ids):
         # Every band score is >= lowest, and each of these is < lowest (similarity < best).
         scale = -negatives[order[-1]] / best
+        below = [i for i, similarity in enumerate(similarities) if similarity < band]
         for position in below:
             negatives[position] = -(similarities[position] * scale)
         order += sorted(below, key=lambda i: -similarities[i])
     if limit > 0:
         order = order[:limit]
-    results = []
-    for position in order:
-        memory_id = ids[position]
-        record = get(memory_id)
-        mentions = 0
-        newest = activities[position]
-        if record is not None:
-            mentions = record.mentions
-            newest = max(newest, record.last_reinforced_at)
-        age = now - newest if newest < now else 0.0
-        results.append(
-            Scored(
-                memory_id,
-                -negatives[position],
-                similarities[position],
-                mentions,
-                1.0 + alpha * log1p(mentions) if mentions else 1.0,
-                floor + fade * exp(rate * age),
-                age / SECONDS_PER_DAY,
-            )
+    return [
+        _scored(
+            p,
+            candidates,
+            records=records,
+            now=now,
+            params=params,
+            score=-negatives[p],
+            recency=recency,
         )
-    return results
+        for p in order
+    ]
+
+
+def _relative(
+    inside: Sequence[int],
+    ids: Sequence[str],
+    related: Sequence[Sequence[str]],
+    freshness: Mapping[int, float],
+) -> dict[int, float]:
+    """Each band candidate's freshness over the freshest of its group: the band candidates it
+    is related to, either way round and through each other (union-find over positions)."""
+    group = {position: position for position in inside}
+    position_of = {ids[p]: p for p in inside}
+
+    def root(p: int) -> int:
+        while group[p] != p:
+            group[p] = group[group[p]]
+            p = group[p]
+        return p
+
+    for position in inside:
+        for other_id in related[position]:
+            other = position_of.get(other_id)
+            if other is not None:
+                group[root(position)] = root(other)
+    freshest: dict[int, float] = {}
+    for position in inside:
+        top = root(position)
+        freshest[top] = max(freshest.get(top, 0.0), freshness[position])
+    return {p: freshness[p] / freshest[root(p)] if freshest[root(p)] > 0 else 1.0 for p in inside}
+
+
+def _scored(
+    position: int,
+    candidates: Columns,
+    *,
+    records: Mapping[str, MentionRecord],
+    now: float,
+    params: ScoringParams,
+    score: float,
+    recency: Mapping[int, float],
+) -> Scored:
+    memory_id = candidates.memory_ids[position]
+    record = records.get(memory_id)
+    mentions = 0
+    newest = candidates.activity_at[position]
+    if record is not None:
+        mentions = record.mentions
+        newest = max(newest, record.last_reinforced_at)
+    age = now - newest if newest < now else 0.0
+    return Scored(
+        memory_id,
+        score,
+        candidates.similarities[position],
+        mentions,
+        1.0 + params.alpha * math.log1p(mentions) if mentions else 1.0,
+        # Below the band neither mentions nor recency acted: its recency is reported as 1.
+        recency.get(position, 1.0),
+        age / SECONDS_PER_DAY,
+    )

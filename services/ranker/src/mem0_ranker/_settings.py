@@ -94,12 +94,12 @@ class RankerSettings(GrpcServiceSettings):
         description="Smallest recency factor: how much of its score a very old fact keeps.",
     )
     similarity_margin: float = Field(
-        default=0.05,
+        default=0.045,
         ge=0,
         le=1,
         description=(
             "Mentions and recency reorder only candidates whose similarity is within this share "
-            "of the best one's (0.05: at least 95% of it); the rest keep similarity order below "
+            "of the best one's (0.045: at least 95.5% of it); the rest keep similarity order below "
             "them. 1 lets them reorder every candidate."
         ),
     )

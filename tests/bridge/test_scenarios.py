@@ -155,7 +155,7 @@ async def test_a_reconfirmed_fact_outranks_a_once_mentioned_one(bridge: ServiceP
     hits = {hit["id"]: hit for hit in found["hits"]}
     zebra, giraffe = hits[zebras["memory_ids"][0]], hits[giraffes["memory_ids"][0]]
     # By similarity alone the once-mentioned fact would win (MiniLM cosine to the query: 0.776
-    # vs 0.751, inside the ranker's 5% band), but three reconfirmations lift the other above it.
+    # vs 0.751, inside the ranker's 4.5% band), but three reconfirmations lift the other above it.
     assert zebra["mentions"] == 3
     assert [hit["id"] for hit in found["hits"]] == [zebra["id"], giraffe["id"]]
 
@@ -176,9 +176,9 @@ async def test_age_does_not_sink_the_best_match_below_a_much_weaker_one(
         _make_stale(stack, stale["memory_ids"][0], days=400)
         after = await call(client, "memory_search", query=query, project=project)
     # The closer match leads while both are fresh, and still once it is 400 days old: the
-    # fresh one (MiniLM cosine 0.474 vs 0.724) is far outside the ranker's 5% band, where
-    # recency may reorder. (Inside the band a fresh fact does outrank a stale one: the
-    # ranker's own tests.)
+    # fresh one (MiniLM cosine 0.474 vs 0.724) is far outside the ranker's 4.5% band, where
+    # recency may reorder. (Inside the band a fresh fact outranks a stale one it is related to:
+    # the scenarios below.)
     assert [hit["id"] for hit in before["hits"]] == [*stale["memory_ids"], *fresh["memory_ids"]]
     assert [hit["id"] for hit in after["hits"]] == [*stale["memory_ids"], *fresh["memory_ids"]]
     assert after["hits"][0]["age"] == "1y"

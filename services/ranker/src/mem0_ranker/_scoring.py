@@ -135,7 +135,6 @@ def rank_columns(
     inside = [i for i, similarity in enumerate(similarities) if similarity >= band]
     factors = {}
     freshness = {}
-    ages = {}
     for position in inside:
         record = get(ids[position])
         newest = activities[position]
@@ -147,7 +146,6 @@ def rank_columns(
         age = now - newest if newest < now else 0.0
         factors[position] = factor
         freshness[position] = floor + fade * exp(rate * age)
-        ages[position] = age
     recency = _relative(inside, ids, related, freshness)
     negatives = [0.0] * len(ids)
     for position in inside:
@@ -186,6 +184,8 @@ def _relative(
 ) -> dict[int, float]:
     """Each band candidate's freshness over the freshest of its group: the band candidates it
     is related to, either way round and through each other (union-find over positions)."""
+    if not any(related[p] for p in inside):
+        return dict.fromkeys(inside, 1.0)
     group = {position: position for position in inside}
     position_of = {ids[p]: p for p in inside}
 

@@ -82,6 +82,8 @@ ECHO_METHOD = "/bench.Echo/Echo"
 RERANK_METHOD = "/mem0mcp.ranker.v1.RankerService/Rerank"
 DEDUPE_METHOD = "/mem0mcp.ranker.v1.RankerService/CheckDuplicate"
 CANDIDATES = 50
+#: Related ids per candidate (other candidates of the same request), as the bridge passes them.
+RELATED_PER_CANDIDATE = 2
 IN_FLIGHT = 32
 SMALL_TABLE = 1_000
 LARGE_TABLE = 1_000_000
@@ -217,14 +219,17 @@ def rerank_payloads(ids: list[str], count: int, seed: int) -> list[bytes]:
     rng = random.Random(seed)
     payloads = []
     for _ in range(count):
+        chosen = rng.sample(ids, CANDIDATES)
         candidates = [
             pb.Candidate(
                 memory_id=memory_id,
                 similarity=rng.uniform(0.3, 0.9),
                 created_at="2026-03-01T10:00:00.123456-08:00",
                 updated_at="2026-09-01T10:00:00.654321-07:00",
+                # As the bridge sends them: each memory names a few it was stored close to.
+                related_ids=rng.sample(chosen, RELATED_PER_CANDIDATE),
             )
-            for memory_id in rng.sample(ids, CANDIDATES)
+            for memory_id in chosen
         ]
         payloads.append(pb.RerankRequest(candidates=candidates, limit=10).SerializeToString())
     return payloads

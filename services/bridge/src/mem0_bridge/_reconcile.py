@@ -22,10 +22,9 @@ counts as a mention of the closest such memory (`Decision.echoed`) when the pair
 fact with the same attribute and value, "The docs site listens on port 8443" / "The plugin index
 listens on port 8443") and the new statement names no value or name the memory lacks (then it
 may well be a change the judge took for a restatement, and counting it would lift the stale
-value). A mention lifts a memory only among candidates that
-match a query about equally well (the ranker's band), so a wrong one costs little and destroys
-nothing, while a reverted value or a reconfirmed fact said in other words is ranked by how often
-and how lately it was said.
+value). A mention lifts a memory only among candidates that match a query about equally well
+(the ranker's band), so a wrong one costs little and destroys nothing, while a reverted value or
+a reconfirmed fact said in other words is ranked by how often and how lately it was said.
 
 A change rewrites the memory to the new statement. A restatement keeps the stored words (they
 matched the queries so far, and one memory cannot hold every paraphrase) unless the new

@@ -85,13 +85,15 @@ class RankerSettings(GrpcServiceSettings):
     half_life_days: float = Field(
         default=90.0,
         gt=0,
-        description="Days after which the fading part of the recency factor halves.",
+        description="Days after which the fading part of a memory's freshness halves (its age "
+        "counts only against a fresher related memory).",
     )
     recency_floor: float = Field(
         default=0.6,
         ge=0,
         le=1,
-        description="Smallest recency factor: how much of its score a very old fact keeps.",
+        description="Smallest freshness: how much of its score a very old memory keeps next to a "
+        "fresh related one.",
     )
     similarity_margin: float = Field(
         default=0.045,

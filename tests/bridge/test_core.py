@@ -68,6 +68,11 @@ class Core:
     async def add(self, text: str, where: Where = ALPHA) -> dict[str, object]:
         return (await self.service.add(text, "project", where)).model_dump()
 
+    def configured(self, **settings: object) -> MemoryService:
+        """A service over the same clients with these settings changed."""
+        changed = self.service.settings.model_copy(update=settings)
+        return MemoryService(changed, self.service.mem0, self.service.ranker, self.service.judge)
+
 
 @pytest.fixture
 async def core(tmp_path: Path) -> AsyncIterator[Core]:
@@ -299,8 +304,7 @@ async def test_a_judge_rejecting_the_call_is_reported_as_a_bug_not_an_outage(cor
 
 
 async def test_a_zero_rewrite_budget_asks_the_judge_nothing(tmp_path: Path, core: Core) -> None:
-    settings = core.service.settings.model_copy(update={"rewrite_budget_ms": 0})
-    service = MemoryService(settings, core.service.mem0, core.service.ranker, core.service.judge)
+    service = core.configured(rewrite_budget_ms=0)
     await core.add("The API port is 8080")
     with anyio.fail_after(2):
         result = await service.search("which port does the API use?", "project", 5, ALPHA)
@@ -347,10 +351,7 @@ async def test_reset_with_the_bridges_token_wipes(core: Core) -> None:
 def guarded(core: Core, floor: float, echo_floor: float = 0.0) -> MemoryService:
     """The same clients, with the verdict similarity floor at `floor` (and the echo floor at
     `echo_floor`: by default any SAME kept apart may count as a mention)."""
-    settings = core.service.settings.model_copy(
-        update={"verdict_similarity_floor": floor, "echo_similarity_floor": echo_floor}
-    )
-    return MemoryService(settings, core.service.mem0, core.service.ranker, core.service.judge)
+    return core.configured(verdict_similarity_floor=floor, echo_similarity_floor=echo_floor)
 
 
 async def test_a_change_verdict_on_a_dissimilar_memory_stores_the_fact_as_its_own(
@@ -589,8 +590,7 @@ def relating_from(core: Core, floor: float) -> MemoryService:
     """The same clients, storing a new fact as related to candidates at least `floor` alike,
     with a judge that finds every pair unrelated (so every fact is stored as its own)."""
     core.judge.judge.script = lambda fact, text: UNRELATED
-    settings = core.service.settings.model_copy(update={"related_similarity_floor": floor})
-    return MemoryService(settings, core.service.mem0, core.service.ranker, core.service.judge)
+    return core.configured(related_similarity_floor=floor)
 
 
 async def test_an_add_is_stored_as_related_to_the_close_memories_only(core: Core) -> None:

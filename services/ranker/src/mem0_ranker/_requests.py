@@ -139,6 +139,15 @@ def _reject_candidate(
             f"candidates[{index}].similarity: must be a finite number >= 0, got {similarity!r}"
         )
     memory_id(c.memory_id, f"candidates[{index}].memory_id", limits)
+    _check_related(c, index, limits)
+    if c.created_at:
+        _moment(c.created_at, index, "created_at")
+    if c.updated_at:
+        _moment(c.updated_at, index, "updated_at")
+    raise AssertionError(f"candidates[{index}] was refused but has no bad field")
+
+
+def _check_related(c: ranker_pb2.Candidate, index: int, limits: Limits) -> None:
     related = c.related_ids
     if len(related) > limits.max_related:
         raise InvalidArgument(
@@ -147,11 +156,6 @@ def _reject_candidate(
         )
     for i, other in enumerate(related):
         memory_id(other, f"candidates[{index}].related_ids[{i}]", limits)
-    if c.created_at:
-        _moment(c.created_at, index, "created_at")
-    if c.updated_at:
-        _moment(c.updated_at, index, "updated_at")
-    raise AssertionError(f"candidates[{index}] was refused but has no bad field")
 
 
 # `candidates` looks for unknown fields only in the request and in each candidate, which is
@@ -215,13 +219,9 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
     if named and (
         min(map(len, named)) == 0 or max(map(len, named)) > max_id or "\x00" in "".join(named)
     ):
-        index = next(i for i, ids in enumerate(columns.related) if not _ids_fit(ids, max_id))
-        _reject_candidate(request, index, request.candidates[index], limits)
+        for index, c in enumerate(request.candidates):
+            _check_related(c, index, limits)  # raises at the first bad id
     return columns
-
-
-def _ids_fit(ids: Sequence[str], longest: int) -> bool:
-    return all(i and len(i) <= longest and "\x00" not in i for i in ids)
 
 
 def memory_ids(ids: Sequence[str], field: str, limits: Limits) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -178,9 +179,20 @@ def test_a_huge_malformed_memory_id_is_cut_short_in_the_error_and_the_access_log
 
     with caplog.at_level(logging.INFO, logger="mem0_local.access"):
         response = plain_client.get(f"/memories/{huge}")
+        # The server thread writes its access line after the answer has gone out.
+        access = _access_lines(caplog)
 
     assert response.status_code == 400
     assert len(response.content) < 500
-    access = [r.getMessage() for r in caplog.records if r.name == "mem0_local.access"]
     assert access
     assert all(len(line) < 300 for line in access)
+
+
+def _access_lines(caplog: pytest.LogCaptureFixture, timeout: float = 5.0) -> list[str]:
+    """The access log lines captured so far, waiting up to `timeout` for the first one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [r.getMessage() for r in caplog.records if r.name == "mem0_local.access"]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.01)

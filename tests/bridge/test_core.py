@@ -616,6 +616,21 @@ async def test_recency_puts_the_newer_of_two_equal_matches_first_only_when_relat
     assert [hit.text[-4:] for hit in found.hits] == [first, *({"8080", "9090"} - {first})]
 
 
+async def test_a_value_said_again_in_other_words_outranks_the_change_it_reverted(
+    core: Core,
+) -> None:
+    """8080, then 9090, then 8080 again in other words, each its own memory (no judge folds
+    them): the first memory is as fresh as its restatement, so it beats the change."""
+    service = relating_from(core, 0.3)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    await service.add("The API port is 9090", "project", ALPHA)
+    again = await service.add("Port 8080 is what the API uses", "project", ALPHA)
+    assert again.action == "added"
+    found = await service.search("API port is", "project", 5, ALPHA)
+    assert [hit.text for hit in found.hits[:2]] == ["The API port is 8080", "The API port is 9090"]
+    assert found.hits[0].id == first.memory_ids[0]
+
+
 # --- readiness tells a judge whose LLM fails from one that serves ------------------------------
 
 

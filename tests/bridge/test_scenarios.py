@@ -230,6 +230,51 @@ async def test_age_alone_does_not_reorder_two_different_facts(
     assert hits[:2] == [older, *newer["memory_ids"]]
 
 
+@pytest.fixture(scope="module")
+def unjudged(stack: Stack) -> Iterator[ServiceProcess]:
+    """A bridge with no judge: every statement but an exact repeat is a memory of its own."""
+    with ServiceProcess(
+        ["mem0-bridge"], _http_env(stack, judge_address=""), ready_timeout=60
+    ) as process:
+        yield process
+
+
+async def test_a_value_said_again_in_other_words_outranks_the_change_it_reverted(
+    unjudged: ServiceProcess, stack: Stack
+) -> None:
+    # MiniLM: the three statements are 0.88-0.94 alike (related to each other); the query is
+    # 0.878 / 0.871 / 0.813 alike to them, so the change is in the band with the first value
+    # and the restatement is below it. Fresher, the change used to win.
+    project = _project()
+    async with http_client(unjudged.url) as client:
+        first = await call(
+            client,
+            "memory_add",
+            text="The image proxy has a CPU limit of 1 cores.",
+            project=project,
+        )
+        _make_stale(stack, first["memory_ids"][0], days=300)
+        change = await call(
+            client,
+            "memory_add",
+            text="The image proxy may use at most 0.5 CPU cores.",
+            project=project,
+        )
+        _make_stale(stack, change["memory_ids"][0], days=200)
+        again = await call(
+            client,
+            "memory_add",
+            text="The container of the image proxy is capped at 1 CPU cores.",
+            project=project,
+        )
+        found = await call(
+            client, "memory_search", query="The image proxy CPU limit", project=project
+        )
+    assert [change["action"], again["action"]] == ["added", "added"]
+    hits = [hit["id"] for hit in found["hits"]]
+    assert hits[:3] == [*first["memory_ids"], *change["memory_ids"], *again["memory_ids"]]
+
+
 async def test_project_memories_do_not_leak_into_another_project(bridge: ServiceProcess) -> None:
     mine, theirs = _project(), _project()
     async with http_client(bridge.url, roots=[f"file:///src/{mine}"]) as client:

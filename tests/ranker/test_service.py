@@ -173,6 +173,23 @@ async def test_rerank_sinks_a_stale_memory_below_a_fresh_related_one(ranker: Ran
     assert 0.6 <= stale.recency < 1.0
 
 
+async def test_a_restatement_kept_apart_freshens_the_memory_it_restates(ranker: Ranker) -> None:
+    """A, then the change B, then A again in other words (a memory of its own): told when A's
+    values were restated, the ranker ranks A above the change it is older than."""
+    clock = ranker.clock
+    older = pb.Candidate(memory_id="a", similarity=0.7, created_at=_iso(clock, 120))
+    change = pb.Candidate(
+        memory_id="b", similarity=0.7, created_at=_iso(clock, 60), related_ids=["a"]
+    )
+    unaware = await ranker.stub.Rerank(pb.RerankRequest(candidates=[older, change]))
+    assert [r.memory_id for r in unaware.results] == ["b", "a"]
+    older.restated_at = _iso(clock, 5)
+    told = await ranker.stub.Rerank(pb.RerankRequest(candidates=[older, change]))
+    assert [r.memory_id for r in told.results] == ["a", "b"]
+    assert told.results[0].age_days == pytest.approx(5)
+    assert told.results[0].recency == 1.0
+
+
 async def test_rerank_leaves_unrelated_memories_of_any_age_in_similarity_order(
     ranker: Ranker,
 ) -> None:
@@ -406,6 +423,7 @@ BAD_REQUESTS: list[tuple[str, Message, str]] = [
     ("Rerank", _rerank(memory_id="m" * 129), "candidates[0].memory_id: 129 characters"),
     ("Rerank", _rerank(created_at="yesterday"), "candidates[0].created_at: not an RFC 3339"),
     ("Rerank", _rerank(updated_at="2026-02-30T00:00:00Z"), "candidates[0].updated_at: not an RFC"),
+    ("Rerank", _rerank(restated_at="last week"), "candidates[0].restated_at: not an RFC 3339"),
     ("Rerank", _rerank(related_ids=["m2", ""]), "candidates[0].related_ids[1]: must not be empty"),
     ("Rerank", _rerank(related_ids=["m" * 129]), "candidates[0].related_ids[0]: 129 characters"),
     ("Rerank", _rerank(related_ids=["m\x00"]), "candidates[0].related_ids[0]: must not contain"),

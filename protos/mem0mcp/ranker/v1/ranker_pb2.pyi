@@ -186,6 +186,7 @@ class Candidate(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     UPDATED_AT_FIELD_NUMBER: _builtins.int
     RELATED_IDS_FIELD_NUMBER: _builtins.int
+    RESTATED_AT_FIELD_NUMBER: _builtins.int
     memory_id: _builtins.str
     similarity: _builtins.float
     """mem0's score for this hit, in [0, 1]."""
@@ -195,6 +196,12 @@ class Candidate(_message.Message):
     (no evidence that it is stale), rather than failing the whole rerank.
     """
     updated_at: _builtins.str
+    restated_at: _builtins.str
+    """RFC 3339, may be empty: when the caller last saw this memory's values stated again, by a
+    related memory that states the same values (a fact said again in other words, kept as a
+    memory of its own). It counts as activity, like updated_at: "1 core", then "0.5 cores",
+    then "capped at 1 core" again leaves the first memory as fresh as the last statement.
+    """
     @_builtins.property
     def related_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Memories this one was stored close to (the caller's judgement: its text was similar to
@@ -211,10 +218,11 @@ class Candidate(_message.Message):
         created_at: _builtins.str = ...,
         updated_at: _builtins.str = ...,
         related_ids: _abc.Iterable[_builtins.str] | None = ...,
+        restated_at: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "memory_id", b"memory_id", "related_ids", b"related_ids", "similarity", b"similarity", "updated_at", b"updated_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "memory_id", b"memory_id", "related_ids", b"related_ids", "restated_at", b"restated_at", "similarity", b"similarity", "updated_at", b"updated_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -21,6 +21,8 @@ class RankCandidate:
     created_at: str
     updated_at: str
     related_ids: Sequence[str] = ()
+    #: When a related memory last stated this one's values again (RFC 3339; "" for never).
+    restated_at: str = ""
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,7 @@ class RankerClient:
                     created_at=c.created_at,
                     updated_at=c.updated_at,
                     related_ids=c.related_ids,
+                    restated_at=c.restated_at,
                 )
                 for c in candidates
             ],

@@ -12,6 +12,7 @@ import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import anyio
 
@@ -21,7 +22,9 @@ from mem0_bridge._inputs import check_text, same_text
 from mem0_bridge._mem0 import Mem0Error, Memory
 from mem0_bridge._models import SearchResult
 from mem0_bridge._ranker import RankCandidate
+from mem0_bridge._render import newest_time
 from mem0_bridge._scopes import is_pin_namespace
+from mem0_bridge._wording import same_values
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +59,7 @@ async def search(
     relative = on_one_scale(raw, rewritten.hits)
     merged = {memory.id: memory for memory, _ in relative.values()}
     ordered = sorted(relative.values(), key=lambda pair: pair[1], reverse=True)
+    restated = restated_at([m for m, _ in ordered])
     notes = list(rewritten.notes)
     ranked = (
         await core.ranker.rerank(
@@ -66,6 +70,7 @@ async def search(
                     created_at=m.created_at or "",
                     updated_at=m.updated_at or "",
                     related_ids=m.related_ids,
+                    restated_at=restated.get(m.id, ""),
                 )
                 for m, similarity in ordered
             ],
@@ -91,6 +96,30 @@ async def search(
         hits=hits,
         notes=notes,
     )
+
+
+def restated_at(memories: Sequence[Memory]) -> dict[str, str]:
+    """For each memory whose values a related one among `memories` states again, the newest
+    time one did (RFC 3339), either way round.
+
+    Without a judge (or where the verdict guard keeps a restatement apart), a fact said again
+    in other words is a memory of its own: "1 core", then "0.5 cores", then "capped at 1 core"
+    leaves the first memory older than the change it was reverted from, and recency ranked the
+    change first. Told when its values were last stated, the ranker counts that as activity.
+    """
+    by_id = {m.id: m for m in memories}
+    newest: dict[str, datetime] = {}
+    for memory in memories:
+        for other_id in memory.related_ids:
+            other = by_id.get(other_id)
+            if other is None or not same_values(memory.text, other.text):
+                continue
+            for restated, restating in ((memory, other), (other, memory)):
+                moment = newest_time(restating.created_at, restating.updated_at)
+                kept = newest.get(restated.id)
+                if moment is not None and (kept is None or moment > kept):
+                    newest[restated.id] = moment
+    return {memory_id: moment.isoformat() for memory_id, moment in newest.items()}
 
 
 #: mem0's largest divisor (semantic + BM25 + entity boost, each at most 1, 1 and 0.5): the

@@ -77,3 +77,15 @@ def differs_only_in_values(first: str, second: str) -> bool:
     and function words are set aside: "The API port is 8080." / "Our API port is now 9000."."""
     words = wording(first)
     return len(words) >= MIN_WORDS and words == wording(second)
+
+
+def same_values(first: str, second: str) -> bool:
+    """Do both statements name the same values and names, at least one of them a value?
+
+    Between two memories stored as related (close in meaning), that is one fact said again in
+    other words: "The image proxy has a CPU limit of 1 cores." / "The container of the image
+    proxy is capped at 1 CPU cores.". A value is required because without one a change said in
+    other words ("owned by the growth team" / "the platform team owns") would pass for it.
+    """
+    found = details(first)
+    return found == details(second) and any(_is_value(token) for token in found)

@@ -144,6 +144,8 @@ def _reject_candidate(
         _moment(c.created_at, index, "created_at")
     if c.updated_at:
         _moment(c.updated_at, index, "updated_at")
+    if c.restated_at:
+        _moment(c.restated_at, index, "restated_at")
     raise AssertionError(f"candidates[{index}] was refused but has no bad field")
 
 
@@ -168,8 +170,9 @@ if not (
 
 
 def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
-    """Every candidate checked (unknown fields included), with the newer of its two times as
-    epoch seconds (`UNKNOWN_AGE` when it has neither: recency then leaves its score alone).
+    """Every candidate checked (unknown fields included), with the newest of its times
+    (created, updated, restated) as epoch seconds (`UNKNOWN_AGE` when it has neither created
+    nor updated: recency then leaves its score alone).
 
     One flat loop that only tests (the common case is a valid request); the first refusal
     goes to `_reject_candidate`, which finds the field to name.
@@ -208,6 +211,8 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
                 activity = stamp(created or updated)
             else:
                 activity = UNKNOWN_AGE
+            if c.restated_at:
+                activity = max(activity, stamp(c.restated_at))
         except ValueError:
             _reject_candidate(request, index, c, limits)
         add_id(id_)

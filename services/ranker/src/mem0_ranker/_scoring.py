@@ -4,8 +4,10 @@ score = similarity * (1 + alpha * ln(1 + mentions)) * recency      (for candidat
 recency = freshness / freshness of the freshest candidate related to it (itself included)
 freshness = floor + (1 - floor) * 0.5 ** (age_days / half_life_days)
 
-Age runs from a memory's newest activity (mem0's updated time, else its created time, or the
-last counted reinforcement, whichever is newest), so restating a fact also freshens it.
+Age runs from a memory's newest activity (mem0's updated time, else its created time, the
+last counted reinforcement, or the last time the caller saw its values stated again by a related
+memory of its own, `restated_at`; whichever is newest), so restating a fact also freshens it,
+whether the restatement was folded into the memory or kept beside it.
 
 Mentions and recency are tie-breakers between candidates that match the query about equally
 well, not a way to lift a weaker match over a better one: on the eval, a boost applied to every

@@ -246,33 +246,24 @@ async def test_a_value_said_again_in_other_words_outranks_the_change_it_reverted
     # 0.878 / 0.871 / 0.813 alike to them, so the change is in the band with the first value
     # and the restatement is below it. Fresher, the change used to win.
     project = _project()
+    said = [
+        ("The image proxy has a CPU limit of 1 cores.", 300),
+        ("The image proxy may use at most 0.5 CPU cores.", 200),
+        ("The container of the image proxy is capped at 1 CPU cores.", 0),
+    ]
     async with http_client(unjudged.url) as client:
-        first = await call(
-            client,
-            "memory_add",
-            text="The image proxy has a CPU limit of 1 cores.",
-            project=project,
-        )
-        _make_stale(stack, first["memory_ids"][0], days=300)
-        change = await call(
-            client,
-            "memory_add",
-            text="The image proxy may use at most 0.5 CPU cores.",
-            project=project,
-        )
-        _make_stale(stack, change["memory_ids"][0], days=200)
-        again = await call(
-            client,
-            "memory_add",
-            text="The container of the image proxy is capped at 1 CPU cores.",
-            project=project,
-        )
+        added = []
+        for text, days_ago in said:
+            answer = await call(client, "memory_add", text=text, project=project)
+            assert answer["action"] == "added"
+            if days_ago:
+                _make_stale(stack, answer["memory_ids"][0], days=days_ago)
+            added.append(answer["memory_ids"][0])
         found = await call(
             client, "memory_search", query="The image proxy CPU limit", project=project
         )
-    assert [change["action"], again["action"]] == ["added", "added"]
-    hits = [hit["id"] for hit in found["hits"]]
-    assert hits[:3] == [*first["memory_ids"], *change["memory_ids"], *again["memory_ids"]]
+    # First value, then the change, then the restatement below the band.
+    assert [hit["id"] for hit in found["hits"]][:3] == added
 
 
 async def test_project_memories_do_not_leak_into_another_project(bridge: ServiceProcess) -> None:

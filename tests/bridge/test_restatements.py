@@ -1,4 +1,5 @@
-"""Which search candidates restate each other's values, and since when (`restated_at`)."""
+"""Which search candidates restate each other's values (`restatements(...).by`), and since when
+(`.at`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from datetime import datetime
 import pytest
 
 from mem0_bridge._mem0 import RELATED_KEY, Memory
-from mem0_bridge._searching import restated_at
+from mem0_bridge._searching import MAX_RESTATEMENTS, restatements
 from mem0_bridge._wording import same_values
 
 
@@ -58,7 +59,7 @@ def test_a_related_restatement_dates_the_memory_it_restates_either_way_round() -
     first = _memory("a", "The API port is 8080.", "2026-01-01T00:00:00+00:00")
     change = _memory("b", "The API port is 9090.", "2026-02-01T00:00:00+00:00", ["a"])
     again = _memory("c", "Port 8080 is what the API uses.", "2026-03-01T00:00:00Z", ["a", "b"])
-    times = restated_at([change, again, first])
+    times = restatements([change, again, first]).at
     assert datetime.fromisoformat(times["a"]) == datetime.fromisoformat("2026-03-01T00:00:00Z")
     # The restatement itself is dated by the older memory's time, which is no news to it.
     assert times["c"] == "2026-01-01T00:00:00+00:00"
@@ -69,9 +70,39 @@ def test_an_unrelated_memory_with_the_same_values_restates_nothing() -> None:
     first = _memory("a", "The API port is 8080.", "2026-01-01T00:00:00+00:00")
     other = _memory("c", "Our API serves 8080 as well.", "2026-03-01T00:00:00Z")
     assert same_values(first.text, other.text)
-    assert restated_at([first, other]) == {}
+    found = restatements([first, other])
+    assert found.at == {}
+    assert found.by == {}
 
 
 def test_a_relation_to_a_memory_not_among_the_candidates_is_ignored() -> None:
     again = _memory("c", "Port 8080 is what the API uses.", "2026-03-01T00:00:00Z", ["gone"])
-    assert restated_at([again]) == {}
+    found = restatements([again])
+    assert found.at == {}
+    assert found.by == {}
+
+
+def test_each_memory_is_told_every_candidate_that_restates_it_either_way_round() -> None:
+    first = _memory("a", "The API port is 8080.", "2026-01-01T00:00:00+00:00")
+    change = _memory("b", "The API port is 9090.", "2026-02-01T00:00:00+00:00", ["a"])
+    again = _memory("c", "Port 8080 is what the API uses.", "2026-03-01T00:00:00Z", ["a", "b"])
+    later = _memory("d", "The API listens on 8080.", "2026-04-01T00:00:00Z", ["c"])
+    found = restatements([first, change, again, later])
+    assert found.by == {"a": ("c",), "c": ("a", "d"), "d": ("c",)}
+
+
+def test_a_memory_naming_itself_as_related_is_no_restatement_of_itself() -> None:
+    itself = _memory("a", "The API port is 8080.", "2026-01-01T00:00:00+00:00", ["a"])
+    found = restatements([itself])
+    assert found.by == {}
+    assert found.at == {}
+
+
+def test_no_more_restatements_are_passed_on_than_the_ranker_takes() -> None:
+    first = _memory("a", "The API port is 8080.", "2026-01-01T00:00:00+00:00")
+    again = [
+        _memory(f"r{i}", "Port 8080 is what the API uses.", "2026-02-01T00:00:00Z", ["a"])
+        for i in range(MAX_RESTATEMENTS + 3)
+    ]
+    found = restatements([first, *again])
+    assert len(found.by["a"]) == MAX_RESTATEMENTS

@@ -266,6 +266,42 @@ async def test_a_value_said_again_in_other_words_outranks_the_change_it_reverted
     assert [hit["id"] for hit in found["hits"]][:3] == added
 
 
+async def test_a_fact_said_in_three_wordings_outranks_a_closer_match_said_once(
+    unjudged: ServiceProcess,
+) -> None:
+    # No judge: each wording is a memory of its own with no mention of its own, stored as
+    # related to the first (same value, /health). The query names neither service, and the
+    # neighbour said once matches it a little better (about 5% on the bridge's scale: outside
+    # the 4.5% band, inside the 8% a fact stated three times reaches from).
+    project = _project()
+    async with http_client(unjudged.url) as client:
+        neighbour = await call(
+            client,
+            "memory_add",
+            text="The transform service answers health checks on /status.",
+            project=project,
+        )
+        wordings = []
+        for text in (
+            "The event router answers health checks on /health.",
+            "The event router reports its health on /health.",
+            "The health check of the event router calls /health.",
+        ):
+            answer = await call(client, "memory_add", text=text, project=project)
+            assert answer["action"] == "added"
+            wordings.append(answer["memory_ids"][0])
+        found = await call(
+            client,
+            "memory_search",
+            query="Which path does the service answer health checks on?",
+            project=project,
+        )
+    ids = [hit["id"] for hit in found["hits"]]
+    assert ids[0] == wordings[0]
+    assert ids.index(neighbour["memory_ids"][0]) > 0
+    assert found["hits"][0]["mentions"] == 0
+
+
 async def test_project_memories_do_not_leak_into_another_project(bridge: ServiceProcess) -> None:
     mine, theirs = _project(), _project()
     async with http_client(bridge.url, roots=[f"file:///src/{mine}"]) as client:

@@ -23,6 +23,8 @@ params = st.builds(
     half_life_days=st.floats(min_value=0.5, max_value=3650.0),
     recency_floor=st.floats(min_value=0.0, max_value=1.0),
     similarity_margin=st.floats(min_value=0.0, max_value=1.0),
+    mention_margin=st.floats(min_value=0.0, max_value=1.0),
+    mention_band_min=st.integers(min_value=1, max_value=20),
 )
 #: Candidates with their mention counts, ages (days) and the index of a candidate each one is
 #: related to (when in range), for properties of a whole ranking.
@@ -206,9 +208,12 @@ def test_a_candidate_below_the_band_never_outranks_a_more_similar_one(
     pool: Pool, p: ScoringParams
 ) -> None:
     ranked = _ranked(pool, p)
-    band = max(s.similarity for s in ranked) * (1 - p.similarity_margin)
+    best = max(s.similarity for s in ranked)
+    band = best * (1 - p.similarity_margin)
+    reach = best * (1 - p.mention_margin)
     for i, lower in enumerate(ranked):
-        if lower.similarity < band:
+        lifted = lower.similarity >= reach and lower.mentions >= p.mention_band_min
+        if lower.similarity < band and not lifted:
             assert all(later.similarity <= lower.similarity for later in ranked[i + 1 :])
 
 
@@ -221,7 +226,14 @@ def test_scores_fall_as_ranks_do(pool: Pool, p: ScoringParams) -> None:
 
 @given(pools, params)
 def test_a_margin_of_one_is_the_unbanded_formula(pool: Pool, p: ScoringParams) -> None:
-    unbanded = ScoringParams(p.alpha, p.half_life_days, p.recency_floor, similarity_margin=1.0)
+    unbanded = ScoringParams(
+        p.alpha,
+        p.half_life_days,
+        p.recency_floor,
+        similarity_margin=1.0,
+        mention_margin=p.mention_margin,
+        mention_band_min=p.mention_band_min,
+    )
     for s in _ranked(pool, unbanded):
         assert math.isclose(s.score, s.similarity * s.mention_factor * s.recency, abs_tol=1e-12)
 
@@ -244,3 +256,84 @@ def test_an_old_best_match_is_not_sunk_below_a_fresh_weaker_one() -> None:
     p = ScoringParams(0.2, 30.0, 0.3, similarity_margin=0.05)
     candidates = [Candidate("old", 1.0, NOW - 3650 * SECONDS_PER_DAY), Candidate("new", 0.8, NOW)]
     assert [s.memory_id for s in rank(candidates, {}, NOW, p)] == ["old", "new"]
+
+
+# --- restatements: every statement of a fact counts, however it was worded ------------------
+
+#: The shipped band and mention reach (RANKER_SIMILARITY_MARGIN, RANKER_MENTION_MARGIN).
+SHIPPED = ScoringParams(0.2, 90.0, 0.6, similarity_margin=0.045, mention_margin=0.08)
+
+
+def _fact(name: str, similarities_of_wordings: list[float]) -> list[Candidate]:
+    """One fact in several wordings, each a memory naming the first as its restatement."""
+    first = f"{name}0"
+    return [
+        Candidate(f"{name}{i}", s, NOW, restatements=(first,) if i else ())
+        for i, s in enumerate(similarities_of_wordings)
+    ]
+
+
+def test_restatements_count_as_mentions_of_the_fact_in_the_band() -> None:
+    p = ScoringParams(0.2, 90.0, 0.6, similarity_margin=0.05)
+    wordings = _fact("w", [0.97, 0.5, 0.4])
+    unaware = [c._replace(restatements=()) for c in wordings]
+    best = Candidate("best", 1.0, NOW)
+    assert _order(best, *unaware, p=p)[0] == "best"
+    ranked = rank([best, *wordings], {}, NOW, p)
+    assert ranked[0].memory_id == "w0"
+    assert ranked[0].mentions == 0
+    assert math.isclose(ranked[0].mention_factor, 1 + 0.2 * math.log(3))
+
+
+def test_a_restatements_own_mentions_count_for_the_fact_too() -> None:
+    wordings = _fact("w", [0.9, 0.5])
+    (scored,) = [
+        s
+        for s in rank(wordings, {"w1": MentionRecord(3, 0.0)}, NOW, SHIPPED)
+        if s.memory_id == "w0"
+    ]
+    # Two memories, one of them said four times: five statements, four mentions.
+    assert math.isclose(scored.mention_factor, 1 + 0.2 * math.log(5))
+
+
+@given(st.lists(st.integers(min_value=0, max_value=5), min_size=2, max_size=6))
+def test_a_restatement_counts_the_same_named_either_way_round(links: list[int]) -> None:
+    forward = [
+        Candidate(f"m{i}", 0.9 - i / 100, NOW, restatements=(f"m{links[i] % len(links)}",))
+        for i in range(len(links))
+    ]
+    named_back: dict[str, list[str]] = {c.memory_id: [] for c in forward}
+    for c in forward:
+        for other in c.restatements:
+            named_back[other].append(c.memory_id)
+    backward = [c._replace(restatements=tuple(named_back[c.memory_id])) for c in forward]
+    forward_factors = {s.memory_id: s.mention_factor for s in rank(forward, {}, NOW, SHIPPED)}
+    backward_factors = {s.memory_id: s.mention_factor for s in rank(backward, {}, NOW, SHIPPED)}
+    assert forward_factors == backward_factors
+
+
+def test_a_much_restated_fact_reaches_from_the_mention_margin() -> None:
+    best = Candidate("best", 1.0, NOW)
+    thrice = _fact("t", [0.93, 0.3, 0.2])
+    assert _order(best, *thrice, p=SHIPPED)[0] == "t0"
+
+
+def test_a_fact_restated_once_does_not_reach_past_the_band() -> None:
+    best = Candidate("best", 1.0, NOW)
+    twice = _fact("t", [0.93, 0.3])
+    assert _order(best, *twice, p=SHIPPED)[:2] == ["best", "t0"]
+
+
+def test_no_number_of_mentions_reaches_past_the_mention_margin() -> None:
+    best = Candidate("best", 1.0, NOW)
+    far = Candidate("far", 0.91, NOW)
+    ranked = rank([best, far], {"far": MentionRecord(10_000, NOW)}, NOW, SHIPPED)
+    assert [s.memory_id for s in ranked] == ["best", "far"]
+
+
+def test_a_mention_margin_inside_the_band_changes_nothing() -> None:
+    p = ScoringParams(0.2, 90.0, 0.6, similarity_margin=0.05, mention_margin=0.02)
+    best = Candidate("best", 1.0, NOW)
+    far = Candidate("far", 0.93, NOW)
+    ranked = rank([best, far], {"far": MentionRecord(10_000, NOW)}, NOW, p)
+    assert [s.memory_id for s in ranked] == ["best", "far"]

@@ -190,6 +190,26 @@ async def test_a_restatement_kept_apart_freshens_the_memory_it_restates(ranker: 
     assert told.results[0].recency == 1.0
 
 
+async def test_rerank_counts_each_restatement_of_a_fact_as_a_mention(ranker: Ranker) -> None:
+    """One fact in three wordings, each a memory of its own with no mentions recorded: told
+    which candidates restate it, the ranker weighs it as a fact said three times."""
+    clock = ranker.clock
+    wordings = [
+        pb.Candidate(memory_id=f"w{i}", similarity=0.69 - i / 10, created_at=_iso(clock, 30))
+        for i in range(3)
+    ]
+    rival = pb.Candidate(memory_id="rival", similarity=0.7, created_at=_iso(clock, 30))
+    alone = await ranker.stub.Rerank(pb.RerankRequest(candidates=[rival, *wordings]))
+    assert [r.memory_id for r in alone.results][:2] == ["rival", "w0"]
+    wordings[0].restatement_ids.extend(["w1"])
+    wordings[2].restatement_ids.extend(["w1"])
+    told = await ranker.stub.Rerank(pb.RerankRequest(candidates=[rival, *wordings]))
+    assert [r.memory_id for r in told.results][:2] == ["w0", "rival"]
+    first = told.results[0]
+    assert first.mentions == 0
+    assert math.isclose(first.mention_factor, 1 + SETTINGS.alpha * math.log(3))
+
+
 async def test_rerank_leaves_unrelated_memories_of_any_age_in_similarity_order(
     ranker: Ranker,
 ) -> None:
@@ -428,6 +448,21 @@ BAD_REQUESTS: list[tuple[str, Message, str]] = [
     ("Rerank", _rerank(related_ids=["m" * 129]), "candidates[0].related_ids[0]: 129 characters"),
     ("Rerank", _rerank(related_ids=["m\x00"]), "candidates[0].related_ids[0]: must not contain"),
     ("Rerank", _rerank(related_ids=["m"] * 17), "candidates[0].related_ids: 17 given, at most 16"),
+    (
+        "Rerank",
+        _rerank(restatement_ids=["m2", ""]),
+        "candidates[0].restatement_ids[1]: must not be empty",
+    ),
+    (
+        "Rerank",
+        _rerank(restatement_ids=["m\x00"]),
+        "candidates[0].restatement_ids[0]: must not contain",
+    ),
+    (
+        "Rerank",
+        _rerank(restatement_ids=["m"] * 17),
+        "candidates[0].restatement_ids: 17 given, at most 16",
+    ),
     (
         "Rerank",
         pb.RerankRequest(

@@ -187,6 +187,7 @@ class Candidate(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _builtins.int
     RELATED_IDS_FIELD_NUMBER: _builtins.int
     RESTATED_AT_FIELD_NUMBER: _builtins.int
+    RESTATEMENT_IDS_FIELD_NUMBER: _builtins.int
     memory_id: _builtins.str
     similarity: _builtins.float
     """mem0's score for this hit, in [0, 1]."""
@@ -210,6 +211,14 @@ class Candidate(_message.Message):
         nothing about which of two different facts a query wants.
         """
 
+    @_builtins.property
+    def restatement_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Candidates of this request that state this memory's fact again in other words (the
+        caller's judgement: related, and naming the same values and names), either way round and
+        through each other. Each statement of that fact counts as a mention: a fact said in three
+        wordings, each kept as a memory of its own, weighs as much as one memory said three times.
+        """
+
     def __init__(
         self,
         *,
@@ -219,10 +228,11 @@ class Candidate(_message.Message):
         updated_at: _builtins.str = ...,
         related_ids: _abc.Iterable[_builtins.str] | None = ...,
         restated_at: _builtins.str = ...,
+        restatement_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "memory_id", b"memory_id", "related_ids", b"related_ids", "restated_at", b"restated_at", "similarity", b"similarity", "updated_at", b"updated_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "memory_id", b"memory_id", "related_ids", b"related_ids", "restated_at", b"restated_at", "restatement_ids", b"restatement_ids", "similarity", b"similarity", "updated_at", b"updated_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -268,7 +278,9 @@ class ScoredCandidate(_message.Message):
     similarity: _builtins.float
     mentions: _builtins.int
     mention_factor: _builtins.float
-    """1 + alpha * ln(1 + mentions)"""
+    """1 + alpha * ln(1 + mentions of its fact): its own and those of its restatements, see
+    Candidate.restatement_ids (equal to `mentions` when it has none)
+    """
     recency: _builtins.float
     """The recency factor applied: freshness over the freshest related candidate's, where
     freshness = floor + (1 - floor) * 0.5 ** (age_days / half_life_days); 1 when no related

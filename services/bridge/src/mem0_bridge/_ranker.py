@@ -23,6 +23,8 @@ class RankCandidate:
     related_ids: Sequence[str] = ()
     #: When a related memory last stated this one's values again (RFC 3339; "" for never).
     restated_at: str = ""
+    #: The candidates that state this one's values again in other words (see `restatements`).
+    restatement_ids: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,7 @@ class RankerClient:
                     updated_at=c.updated_at,
                     related_ids=c.related_ids,
                     restated_at=c.restated_at,
+                    restatement_ids=c.restatement_ids,
                 )
                 for c in candidates
             ],

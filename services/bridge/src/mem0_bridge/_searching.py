@@ -25,11 +25,15 @@ from mem0_bridge._ranker import RankCandidate
 from mem0_bridge._render import newest_time
 from mem0_bridge._scopes import is_pin_namespace
 from mem0_bridge._wording import same_values
+from mem0mcp import contract
+from mem0mcp.ranker.v1 import ranker_pb2
 
 logger = logging.getLogger(__name__)
 
 #: Upper bound of one search's top_k, whatever limit x overfetch asks for.
 SEARCH_CAP = 200
+#: The ranker takes this many restatements per candidate (`Candidate.restatement_ids`).
+MAX_RESTATEMENTS = contract.max_items(ranker_pb2.Candidate, "restatement_ids")
 
 OVER_BUDGET = "question rewrite skipped: it did not fit the latency budget"
 UNRERANKED = "results are in mem0's similarity order, without mention and recency reranking"
@@ -59,7 +63,7 @@ async def search(
     relative = on_one_scale(raw, rewritten.hits)
     merged = {memory.id: memory for memory, _ in relative.values()}
     ordered = sorted(relative.values(), key=lambda pair: pair[1], reverse=True)
-    restated = restated_at([m for m, _ in ordered])
+    restated = restatements([m for m, _ in ordered])
     notes = list(rewritten.notes)
     ranked = (
         await core.ranker.rerank(
@@ -70,7 +74,8 @@ async def search(
                     created_at=m.created_at or "",
                     updated_at=m.updated_at or "",
                     related_ids=m.related_ids,
-                    restated_at=restated.get(m.id, ""),
+                    restated_at=restated.at.get(m.id, ""),
+                    restatement_ids=restated.by.get(m.id, ()),
                 )
                 for m, similarity in ordered
             ],
@@ -98,28 +103,45 @@ async def search(
     )
 
 
-def restated_at(memories: Sequence[Memory]) -> dict[str, str]:
-    """For each memory whose values a related one among `memories` states again, the newest
-    time one did (RFC 3339), either way round.
+@dataclass(frozen=True)
+class Restatements:
+    """Which of a search's memories state one another's values again in other words."""
+
+    #: Per memory, the memories among them that restate it (either way round).
+    by: dict[str, tuple[str, ...]]
+    #: Per restated memory, the newest time one did (RFC 3339).
+    at: dict[str, str]
+
+
+def restatements(memories: Sequence[Memory]) -> Restatements:
+    """The pairs of `memories` stored as related that name the same values and names.
 
     Without a judge (or where the verdict guard keeps a restatement apart), a fact said again
-    in other words is a memory of its own: "1 core", then "0.5 cores", then "capped at 1 core"
-    leaves the first memory older than the change it was reverted from, and recency ranked the
-    change first. Told when its values were last stated, the ranker counts that as activity.
+    in other words is a memory of its own, and the ranker would see each wording alone:
+    - "1 core", then "0.5 cores", then "capped at 1 core" leaves the first memory older than
+      the change it was reverted from, and recency ranked the change first. Told when its
+      values were last stated (`at`), the ranker counts that as activity.
+    - A fact said six times in three wordings looked like three facts said twice. Told each
+      memory's restatements (`by`), the ranker counts every statement as a mention of each.
     """
     by_id = {m.id: m for m in memories}
     newest: dict[str, datetime] = {}
+    linked: dict[str, dict[str, None]] = {}
     for memory in memories:
         for other_id in memory.related_ids:
             other = by_id.get(other_id)
-            if other is None or not same_values(memory.text, other.text):
+            if other is None or other.id == memory.id or not same_values(memory.text, other.text):
                 continue
             for restated, restating in ((memory, other), (other, memory)):
+                linked.setdefault(restated.id, {})[restating.id] = None
                 moment = newest_time(restating.created_at, restating.updated_at)
                 kept = newest.get(restated.id)
                 if moment is not None and (kept is None or moment > kept):
                     newest[restated.id] = moment
-    return {memory_id: moment.isoformat() for memory_id, moment in newest.items()}
+    return Restatements(
+        by={memory_id: tuple(others)[:MAX_RESTATEMENTS] for memory_id, others in linked.items()},
+        at={memory_id: moment.isoformat() for memory_id, moment in newest.items()},
+    )
 
 
 #: mem0's largest divisor (semantic + BM25 + entity boost, each at most 1, 1 and 0.5): the

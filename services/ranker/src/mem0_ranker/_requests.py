@@ -44,6 +44,7 @@ class Limits:
     max_text_length: int = contract.MAX_TEXT_CHARS
     max_reason_length: int = contract.max_chars(ranker_pb2.MarkPendingRequest, "reason")
     max_related: int = contract.max_items(ranker_pb2.Candidate, "related_ids")
+    max_restatements: int = contract.max_items(ranker_pb2.Candidate, "restatement_ids")
 
 
 LIMITS = Limits()
@@ -150,14 +151,17 @@ def _reject_candidate(
 
 
 def _check_related(c: ranker_pb2.Candidate, index: int, limits: Limits) -> None:
-    related = c.related_ids
-    if len(related) > limits.max_related:
-        raise InvalidArgument(
-            f"candidates[{index}].related_ids: {len(related)} given, "
-            f"at most {limits.max_related} allowed"
-        )
-    for i, other in enumerate(related):
-        memory_id(other, f"candidates[{index}].related_ids[{i}]", limits)
+    """The candidate's lists of other memories' ids (`related_ids`, `restatement_ids`)."""
+    for field, named, most in (
+        ("related_ids", c.related_ids, limits.max_related),
+        ("restatement_ids", c.restatement_ids, limits.max_restatements),
+    ):
+        if len(named) > most:
+            raise InvalidArgument(
+                f"candidates[{index}].{field}: {len(named)} given, at most {most} allowed"
+            )
+        for i, other in enumerate(named):
+            memory_id(other, f"candidates[{index}].{field}[{i}]", limits)
 
 
 # `candidates` looks for unknown fields only in the request and in each candidate, which is
@@ -182,12 +186,15 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
         reject_unknown_fields(request)
         raise InvalidArgument(f"candidates: {count} given, at most {limits.max_candidates} allowed")
     columns = Columns([], [], [], [])
+    restatements: list[Sequence[str]] = []
     add_id = columns.memory_ids.append
     add_similarity = columns.similarities.append
     add_activity = columns.activity_at.append
     add_related = columns.related.append
+    add_restatements = restatements.append
     max_id = limits.max_id_length
     max_related = limits.max_related
+    max_restatements = limits.max_restatements
     stamp = cached_timestamp
     unknown = UnknownFieldSet
     inf = math.inf
@@ -197,11 +204,13 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
         created = c.created_at
         updated = c.updated_at
         related = c.related_ids
+        restating = c.restatement_ids
         # The comparison chain is False for NaN, negatives and infinity alike.
         if (
             not (0.0 <= similarity < inf and id_ and len(id_) <= max_id and "\x00" not in id_)
             or len(unknown(c))
             or len(related) > max_related
+            or len(restating) > max_restatements
         ):
             _reject_candidate(request, index, c, limits)
         try:
@@ -219,8 +228,13 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
         add_similarity(similarity)
         add_activity(activity)
         add_related(related)
-    # Related ids checked all at once, in C: most candidates name none or a few.
+        add_restatements(restating)
+    # Named ids checked all at once, in C: most candidates name none or a few.
     named = list(itertools.chain.from_iterable(columns.related))
+    restated = list(itertools.chain.from_iterable(restatements))
+    if restated:
+        named += restated
+        columns = columns._replace(restatements=restatements)
     if named and (
         min(map(len, named)) == 0 or max(map(len, named)) > max_id or "\x00" in "".join(named)
     ):

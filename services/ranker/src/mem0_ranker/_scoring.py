@@ -1,6 +1,8 @@
 """The rerank formula, kept pure so its properties can be tested without a database or a server.
 
 score = similarity * (1 + alpha * ln(1 + mentions)) * recency      (for candidates in the band)
+mentions = the counted mentions of the memory's fact: its own, plus one for each restatement
+           among the candidates (a memory stating its values again in other words) and theirs
 recency = freshness / freshness of the freshest candidate related to it (itself included)
 freshness = floor + (1 - floor) * 0.5 ** (age_days / half_life_days)
 
@@ -24,6 +26,20 @@ possibly versions of one fact. Between unrelated candidates an age says nothing 
 one a query wants (a port stated in March and a timeout stated in May), and letting it decide
 within the band was a coin flip that lost static and look-alike facts on the eval. A memory
 with no fresher related candidate keeps its whole score (recency 1).
+
+A fact said again in other words is often a memory of its own (no judge, or the verdict guard
+kept the restatement apart), and each wording then holds none of the others' mentions: the
+fact said six times in three wordings looked like three facts said twice. The caller names a
+candidate's restatements (`restatements`, either way round and through each other), and every
+statement of the fact counts for each of them.
+
+Much-repeated facts reach further: a candidate whose fact was stated at least
+`mention_band_min` times beyond the first may be lifted by its mentions from as far as
+`mention_margin` below the best similarity (wider than the band). A query that does not say
+which of several services it means ("the service's log level") matches the one said six times
+no better than one said once, and often worse by a few percent of wording; one restatement is
+too little evidence to reach that far (on the eval it lifted other facts' memories over static
+ones). Recency then applies to such a candidate as to any in the band.
 """
 
 from __future__ import annotations
@@ -43,6 +59,10 @@ class ScoringParams:
     recency_floor: float
     #: The band, as a share of the best similarity (see the module doc).
     similarity_margin: float = 1.0
+    #: How far below the best similarity a much-mentioned candidate joins the band, and how
+    #: many mentions make it one (see the module doc); a margin at or under the band's is off.
+    mention_margin: float = 0.0
+    mention_band_min: int = 2
 
 
 class Candidate(NamedTuple):
@@ -57,6 +77,7 @@ class Candidate(NamedTuple):
     similarity: float
     activity_at: float
     related: Sequence[str] = ()
+    restatements: Sequence[str] = ()
 
 
 class MentionRecord(NamedTuple):
@@ -82,6 +103,8 @@ class Columns(NamedTuple):
     similarities: list[float]
     activity_at: list[float]
     related: list[Sequence[str]]
+    #: Empty when no candidate names a restatement (the common case), else one per candidate.
+    restatements: Sequence[Sequence[str]] = ()
 
 
 def score(
@@ -105,6 +128,7 @@ def rank(
         [c.similarity for c in candidates],
         [c.activity_at for c in candidates],
         [c.related for c in candidates],
+        [c.restatements for c in candidates] if any(c.restatements for c in candidates) else (),
     )
     return rank_columns(columns, records, now, params, limit)
 
@@ -130,11 +154,22 @@ def rank_columns(
     exp = math.exp
     log1p = math.log1p
     get = records.get
-    ids, similarities, activities, related = candidates
+    ids, similarities, activities, related, restatements = candidates
     best = max(similarities, default=0.0)
     # No positive similarity, no band to speak of: every candidate is in it.
     band = best * (1.0 - params.similarity_margin) if best > 0 else -math.inf
-    inside = [i for i, similarity in enumerate(similarities) if similarity >= band]
+    told = _fact_mentions(ids, restatements, records) if restatements else None
+    reach = best * (1.0 - params.mention_margin)
+    if reach < band and (records or told):
+        strong = params.mention_band_min
+        inside = [
+            i
+            for i, similarity in enumerate(similarities)
+            if similarity >= band
+            or (similarity >= reach and _mentions(i, ids, records, told) >= strong)
+        ]
+    else:
+        inside = [i for i, similarity in enumerate(similarities) if similarity >= band]
     factors = {}
     freshness = {}
     for position in inside:
@@ -142,8 +177,10 @@ def rank_columns(
         newest = activities[position]
         factor = 1.0
         if record is not None:
-            factor += alpha * log1p(record.mentions)
             newest = max(newest, record.last_reinforced_at)
+        mentions = _mentions(position, ids, records, told)
+        if mentions:
+            factor += alpha * log1p(mentions)
         # A timestamp in the future (clock skew) counts as age 0, never as a bonus.
         age = now - newest if newest < now else 0.0
         factors[position] = factor
@@ -158,7 +195,8 @@ def rank_columns(
     if len(inside) < len(ids):
         # Every band score is >= lowest, and each of these is < lowest (similarity < best).
         scale = -negatives[order[-1]] / best
-        below = [i for i, similarity in enumerate(similarities) if similarity < band]
+        joined = set(inside)
+        below = [i for i in range(len(ids)) if i not in joined]
         for position in below:
             negatives[position] = -(similarities[position] * scale)
         order += sorted(below, key=lambda i: -similarities[i])
@@ -173,9 +211,59 @@ def rank_columns(
             params=params,
             score=-negatives[p],
             recency=recency,
+            factor=factors.get(p),
         )
         for p in order
     ]
+
+
+def _groups(
+    positions: Sequence[int], ids: Sequence[str], links: Sequence[Sequence[str]]
+) -> dict[int, int]:
+    """Each of `positions` mapped to a representative of its group: the positions it names in
+    `links` (by memory id), either way round and through each other (union-find)."""
+    group = {position: position for position in positions}
+    position_of = {ids[p]: p for p in positions}
+
+    def root(p: int) -> int:
+        while group[p] != p:
+            group[p] = group[group[p]]
+            p = group[p]
+        return p
+
+    for position in positions:
+        for other_id in links[position]:
+            other = position_of.get(other_id)
+            if other is not None:
+                group[root(position)] = root(other)
+    return {p: root(p) for p in positions}
+
+
+def _fact_mentions(
+    ids: Sequence[str],
+    restatements: Sequence[Sequence[str]],
+    records: Mapping[str, MentionRecord],
+) -> list[int]:
+    """Per candidate, the mentions of its fact: every statement of the fact among the
+    candidates (each restatement is one, plus its own mentions) beyond the first."""
+    roots = _groups(range(len(ids)), ids, restatements)
+    statements: dict[int, int] = {}
+    for position, top in roots.items():
+        record = records.get(ids[position])
+        statements[top] = statements.get(top, 0) + 1 + (record.mentions if record else 0)
+    return [statements[roots[p]] - 1 for p in range(len(ids))]
+
+
+def _mentions(
+    position: int,
+    ids: Sequence[str],
+    records: Mapping[str, MentionRecord],
+    told: Sequence[int] | None,
+) -> int:
+    if told is not None:
+        return told[position]
+    record = records.get(ids[position])
+    return record.mentions if record is not None else 0
 
 
 def _relative(
@@ -188,25 +276,12 @@ def _relative(
     is related to, either way round and through each other (union-find over positions)."""
     if not any(related[p] for p in inside):
         return dict.fromkeys(inside, 1.0)
-    group = {position: position for position in inside}
-    position_of = {ids[p]: p for p in inside}
-
-    def root(p: int) -> int:
-        while group[p] != p:
-            group[p] = group[group[p]]
-            p = group[p]
-        return p
-
-    for position in inside:
-        for other_id in related[position]:
-            other = position_of.get(other_id)
-            if other is not None:
-                group[root(position)] = root(other)
+    roots = _groups(inside, ids, related)
     freshest: dict[int, float] = {}
     for position in inside:
-        top = root(position)
+        top = roots[position]
         freshest[top] = max(freshest.get(top, 0.0), freshness[position])
-    return {p: freshness[p] / freshest[root(p)] if freshest[root(p)] > 0 else 1.0 for p in inside}
+    return {p: freshness[p] / freshest[roots[p]] if freshest[roots[p]] > 0 else 1.0 for p in inside}
 
 
 def _scored(
@@ -218,6 +293,7 @@ def _scored(
     params: ScoringParams,
     score: float,
     recency: Mapping[int, float],
+    factor: float | None,
 ) -> Scored:
     memory_id = candidates.memory_ids[position]
     record = records.get(memory_id)
@@ -232,7 +308,7 @@ def _scored(
         score,
         candidates.similarities[position],
         mentions,
-        1.0 + params.alpha * math.log1p(mentions) if mentions else 1.0,
+        factor if factor is not None else 1.0 + params.alpha * math.log1p(mentions),
         # Below the band neither mentions nor recency acted: its recency is reported as 1.
         recency.get(position, 1.0),
         age / SECONDS_PER_DAY,

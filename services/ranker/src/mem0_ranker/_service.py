@@ -99,6 +99,8 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
             half_life_days=settings.half_life_days,
             recency_floor=settings.recency_floor,
             similarity_margin=settings.similarity_margin,
+            mention_margin=settings.mention_margin,
+            mention_band_min=settings.mention_band_min,
         )
         self._limits = LIMITS
 

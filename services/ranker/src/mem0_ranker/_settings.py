@@ -105,6 +105,22 @@ class RankerSettings(GrpcServiceSettings):
             "them. 1 lets them reorder every candidate."
         ),
     )
+    mention_margin: float = Field(
+        default=0.08,
+        ge=0,
+        le=1,
+        description=(
+            "A memory whose fact was stated at least RANKER_MENTION_BAND_MIN times beyond the "
+            "first may be lifted by its mentions from this share below the best similarity "
+            "(0.08: 92% of it); at or under RANKER_SIMILARITY_MARGIN it changes nothing."
+        ),
+    )
+    mention_band_min: int = Field(
+        default=2,
+        ge=1,
+        description="Mentions (restatements in any words) that let a memory reach from "
+        "RANKER_MENTION_MARGIN below the best similarity.",
+    )
     test_clock_file: Path | None = Field(
         default=None,
         description=(

@@ -245,13 +245,21 @@ def _fact_mentions(
     records: Mapping[str, MentionRecord],
 ) -> list[int]:
     """Per candidate, the mentions of its fact: every statement of the fact among the
-    candidates (each restatement is one, plus its own mentions) beyond the first."""
-    roots = _groups(range(len(ids)), ids, restatements)
+    candidates (each restatement is one, plus its own mentions) beyond the first.
+
+    Only candidates that name a restatement or are named by one are grouped; the rest (most
+    of them) keep their own count.
+    """
+    own = [record.mentions if (record := records.get(i)) is not None else 0 for i in ids]
+    named = {other for links in restatements for other in links}
+    linked = [p for p, i in enumerate(ids) if restatements[p] or i in named]
+    roots = _groups(linked, ids, restatements)
     statements: dict[int, int] = {}
     for position, top in roots.items():
-        record = records.get(ids[position])
-        statements[top] = statements.get(top, 0) + 1 + (record.mentions if record else 0)
-    return [statements[roots[p]] - 1 for p in range(len(ids))]
+        statements[top] = statements.get(top, 0) + 1 + own[position]
+    for position, top in roots.items():
+        own[position] = statements[top] - 1
+    return own
 
 
 def _mentions(

@@ -55,10 +55,17 @@ def _memory(memory_id: str, text: str, created: str, related: list[str] | None =
     )
 
 
+def _reverted_port() -> tuple[Memory, Memory, Memory]:
+    """8080, then the change to 9090, then 8080 again in other words (related to both)."""
+    return (
+        _memory("a", "The API port is 8080.", "2026-01-01T00:00:00+00:00"),
+        _memory("b", "The API port is 9090.", "2026-02-01T00:00:00+00:00", ["a"]),
+        _memory("c", "Port 8080 is what the API uses.", "2026-03-01T00:00:00Z", ["a", "b"]),
+    )
+
+
 def test_a_related_restatement_dates_the_memory_it_restates_either_way_round() -> None:
-    first = _memory("a", "The API port is 8080.", "2026-01-01T00:00:00+00:00")
-    change = _memory("b", "The API port is 9090.", "2026-02-01T00:00:00+00:00", ["a"])
-    again = _memory("c", "Port 8080 is what the API uses.", "2026-03-01T00:00:00Z", ["a", "b"])
+    first, change, again = _reverted_port()
     times = restatements([change, again, first]).at
     assert datetime.fromisoformat(times["a"]) == datetime.fromisoformat("2026-03-01T00:00:00Z")
     # The restatement itself is dated by the older memory's time, which is no news to it.
@@ -83,9 +90,7 @@ def test_a_relation_to_a_memory_not_among_the_candidates_is_ignored() -> None:
 
 
 def test_each_memory_is_told_every_candidate_that_restates_it_either_way_round() -> None:
-    first = _memory("a", "The API port is 8080.", "2026-01-01T00:00:00+00:00")
-    change = _memory("b", "The API port is 9090.", "2026-02-01T00:00:00+00:00", ["a"])
-    again = _memory("c", "Port 8080 is what the API uses.", "2026-03-01T00:00:00Z", ["a", "b"])
+    first, change, again = _reverted_port()
     later = _memory("d", "The API listens on 8080.", "2026-04-01T00:00:00Z", ["c"])
     found = restatements([first, change, again, later])
     assert found.by == {"a": ("c",), "c": ("a", "d"), "d": ("c",)}

@@ -140,7 +140,7 @@ def _reject_candidate(
             f"candidates[{index}].similarity: must be a finite number >= 0, got {similarity!r}"
         )
     memory_id(c.memory_id, f"candidates[{index}].memory_id", limits)
-    _check_related(c, index, limits)
+    _check_named_ids(c, index, limits)
     if c.created_at:
         _moment(c.created_at, index, "created_at")
     if c.updated_at:
@@ -150,7 +150,7 @@ def _reject_candidate(
     raise AssertionError(f"candidates[{index}] was refused but has no bad field")
 
 
-def _check_related(c: ranker_pb2.Candidate, index: int, limits: Limits) -> None:
+def _check_named_ids(c: ranker_pb2.Candidate, index: int, limits: Limits) -> None:
     """The candidate's lists of other memories' ids (`related_ids`, `restatement_ids`)."""
     for field, named, most in (
         ("related_ids", c.related_ids, limits.max_related),
@@ -239,7 +239,7 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
         min(map(len, named)) == 0 or max(map(len, named)) > max_id or "\x00" in "".join(named)
     ):
         for index, c in enumerate(request.candidates):
-            _check_related(c, index, limits)  # raises at the first bad id
+            _check_named_ids(c, index, limits)  # raises at the first bad id
     return columns
 
 

@@ -176,9 +176,11 @@ def rank_columns(
         record = get(ids[position])
         newest = activities[position]
         factor = 1.0
+        mentions = told[position] if told is not None else 0
         if record is not None:
             newest = max(newest, record.last_reinforced_at)
-        mentions = _mentions(position, ids, records, told)
+            if told is None:
+                mentions = record.mentions
         if mentions:
             factor += alpha * log1p(mentions)
         # A timestamp in the future (clock skew) counts as age 0, never as a bonus.

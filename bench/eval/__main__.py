@@ -6,7 +6,7 @@ reranking, and the bridge with reranking and rewriting (see `bench/eval/_replay.
 table per judge, writes `bench/results/eval.json` and `bench/results/eval.png`, and shows a
 progress bar on stderr.
 
-    python -m bench.eval                      # judges none and fake (+ real if configured)
+    python -m bench.eval                      # judges none, fake, oracle (+ real if configured)
     python -m bench.eval --judges fake        # one judge
     JUDGE_LLM_BASE_URL=... JUDGE_LLM_MODEL=... [JUDGE_LLM_API_KEY=...] python -m bench.eval
     python -m bench.eval --sweep              # only the fake judge's store, re-scored under
@@ -77,6 +77,10 @@ DEFAULT_AXES: dict[str, tuple[float, ...]] = {
 }
 
 
+#: The verdict guard's floor, reported with each judge's run (the oracle's is 0 by default).
+FLOOR = "MEM0_VERDICT_SIMILARITY_FLOOR"
+
+
 def default_of(variable: str) -> Any:
     """The shipped default of a `RANKER_*` or `MEM0_*` setting (what the sweep varies around)."""
     for prefix, settings in (("RANKER_", RankerSettings), ("MEM0_", BridgeSettings)):
@@ -90,6 +94,13 @@ def default_of(variable: str) -> Any:
 def _number(text: str) -> float | int:
     value = float(text)
     return int(value) if value.is_integer() and "." not in text else value
+
+
+def _share(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"a share within 0..1, not {text}")
+    return value
 
 
 def parse_axes(specs: Sequence[str]) -> dict[str, tuple[float, ...]]:
@@ -172,12 +183,13 @@ async def evaluate_judge(
     user_id = f"eval-{judge}-{uuid.uuid4().hex[:8]}"
     label = f"judge={judge}"
     services.clock.set(dataset.events[0].time)
+    envs = {
+        rewrite: services.bridge_env(user_id=user_id, judge=judge, rewrite=rewrite)
+        for rewrite in (False, True)
+    }
     with ExitStack() as processes:
         urls = {
-            rewrite: processes.enter_context(
-                bridge_process(services.bridge_env(user_id=user_id, judge=judge, rewrite=rewrite))
-            )
-            for rewrite in (False, True)
+            rewrite: processes.enter_context(bridge_process(env)) for rewrite, env in envs.items()
         }
         async with AsyncExitStack() as clients:
             plain = await clients.enter_async_context(http_bridge(urls[False]))
@@ -203,6 +215,9 @@ async def evaluate_judge(
                 "to_another_fact": replayed.echoes_to_another_fact,
             }
             run["seconds"] = {"replay": replayed.seconds, "queries": query_seconds}
+            run["verdict_floor"] = float(
+                envs[False].get(FLOOR, os.environ.get(FLOOR, default_of(FLOOR)))
+            )
             if sweep is not None:
                 run["sweep"] = await run_sweep(
                     services, dataset, judge, user_id, attribution, run, sweep
@@ -315,7 +330,7 @@ def sweep_table(sweep: Mapping[str, Any]) -> str:
 
 
 def primary_judge(judges: Sequence[str]) -> str:
-    return next(j for j in ("real", "fake", "none") if j in judges)
+    return next(j for j in ("real", "fake", "oracle", "none") if j in judges)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -341,7 +356,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         f"{len(dataset.queries)} queries; judges {judges}; starting the stack ..."
     )
     results: dict[str, Any] = {}
-    with running_services(dataset, judges) as services:
+    with running_services(dataset, judges, args.oracle_error_rate) as services:
         for judge in judges:
             results[judge] = asyncio.run(
                 evaluate_judge(
@@ -368,8 +383,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "judges": {
                 "none": "no judge: no reconcile on add, no query rewrite",
                 "fake": "mem0-judge over tests/fakes (word-overlap verdicts, template rewrites)",
+                "oracle": "mem0-judge over tests/fakes/oracle_judge.py (verdicts from the "
+                "dataset's labels: never wrong; template rewrites), verdict guard off unless "
+                "MEM0_VERDICT_SIMILARITY_FLOOR is set",
                 "real": os.environ.get("JUDGE_LLM_MODEL", "") if "real" in judges else None,
             },
+            "oracle_error_rate": args.oracle_error_rate if "oracle" in judges else None,
             "cutoff": 10,
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
@@ -413,7 +432,7 @@ def parser() -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    default_judges = "none,fake,real" if real_judge_configured() else "none,fake"
+    default_judges = "none,fake,oracle" + (",real" if real_judge_configured() else "")
     p.add_argument("--judges", default=default_judges, help=f"comma list of {JUDGES}")
     p.add_argument("--dataset", type=Path, default=DATASET_PATH)
     p.add_argument(
@@ -439,6 +458,13 @@ def parser() -> argparse.ArgumentParser:
         help="VARIABLE=v1,v2,... (repeatable; replaces the default axes)",
     )
     p.add_argument("--grid", action="store_true", help="every combination of the axes")
+    p.add_argument(
+        "--oracle-error-rate",
+        type=_share,
+        default=0.0,
+        metavar="P",
+        help="the oracle judge is wrong on this share of pairs (a judge of known accuracy)",
+    )
     return p
 
 

@@ -3,7 +3,9 @@
 The stack: mem0-local (real mem0ai, the local MiniLM embedder, pgvector in a throwaway
 database, infer off: statements are stored as said), the ranker (SQLite in a temporary
 directory), a judge per configuration (none; `mem0-judge` over the deterministic fake LLM of
-`tests/fakes`; `mem0-judge` over the real endpoint in `JUDGE_LLM_BASE_URL`/`JUDGE_LLM_MODEL`),
+`tests/fakes`; `mem0-judge` over the oracle fake, whose verdicts come from the dataset's own
+labels, a judge that is never wrong, for the ceiling; `mem0-judge` over the real endpoint in
+`JUDGE_LLM_BASE_URL`/`JUDGE_LLM_MODEL`),
 and `mem0-bridge` subprocesses over streamable HTTP, called with the official MCP client. The
 services are started with the helpers of `tests/support/stack.py`, as the tests start them.
 
@@ -43,16 +45,23 @@ from bench.eval._metrics import CUTOFF, Attribution, Owner, StoredMemory, first_
 from bench.eval._progress import ProgressBar
 from tests.fakes.judge_responder import judge_responder
 from tests.fakes.llm import FakeLLM, extraction_responder
+from tests.fakes.oracle_judge import Label, oracle_judge_responder
 from tests.support.postgres import temporary_database
 from tests.support.processes import ServiceProcess
 from tests.support.stack import API_KEY, Stack, start_judge, start_mem0_local, start_ranker
 
 SYSTEMS = ("mem0_raw", "bridge_rerank", "bridge_rerank_rewrite")
-JUDGES = ("none", "fake", "real")
+JUDGES = ("none", "fake", "oracle", "real")
 #: Concurrent searches while asking (the clock stands still then); replay is strictly serial.
 CONCURRENCY = 4
 #: The bridge's default over-fetch, used unless a sweep says otherwise.
 DEFAULT_OVERFETCH = 3
+#: Bridge settings a judge's replay runs with unless the environment sets them. The oracle is
+#: never wrong, so its verdicts need no guard: its row is what a judge that can be trusted
+#: allows (`make eval-floor` sweeps the floor for it with `--judge oracle`).
+JUDGE_DEFAULTS: Mapping[str, Mapping[str, str]] = {
+    "oracle": {"MEM0_VERDICT_SIMILARITY_FLOOR": "0"},
+}
 
 
 class ClockFile:
@@ -93,6 +102,7 @@ class Services:
             ranker_address=ranker_address or self.stack.ranker_address,
         )
         return {
+            **judge_defaults(judge, os.environ),
             **self.stack.env(settings),
             "MEM0_TRANSPORT": "http",
             "MEM0_HTTP_PORT": "0",
@@ -103,14 +113,31 @@ class Services:
         }
 
 
+def judge_defaults(judge: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """`JUDGE_DEFAULTS` of `judge` that `environ` does not set (a sweep's setting wins)."""
+    return {k: v for k, v in JUDGE_DEFAULTS.get(judge, {}).items() if k not in environ}
+
+
 def real_judge_configured() -> bool:
     return bool(os.environ.get("JUDGE_LLM_BASE_URL") and os.environ.get("JUDGE_LLM_MODEL"))
 
 
+def labels(dataset: Dataset) -> dict[str, set[Label]]:
+    """Every statement's text with the (fact, value) it states, for the oracle judge."""
+    found: dict[str, set[Label]] = {}
+    for event in dataset.events:
+        found.setdefault(event.text, set()).add((event.fact, event.value))
+    return found
+
+
 @contextmanager
-def running_services(dataset: Dataset, judges: Sequence[str]) -> Iterator[Services]:
+def running_services(
+    dataset: Dataset, judges: Sequence[str], oracle_error_rate: float = 0.0
+) -> Iterator[Services]:
     """mem0-local, the ranker and the judges `judges` needs, on a fresh database and directory,
-    all with the test clock; everything stopped and removed afterwards."""
+    all with the test clock; everything stopped and removed afterwards. The oracle judge is
+    wrong on `oracle_error_rate` of the pairs it is asked about (`tests/fakes/oracle_judge.py`).
+    """
     with ExitStack() as stack:
         database_url = stack.enter_context(temporary_database("mem0mcp_eval"))
         work_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mem0mcp-eval-")))
@@ -135,6 +162,16 @@ def running_services(dataset: Dataset, judges: Sequence[str]) -> Iterator[Servic
         addresses: dict[str, str] = {}
         if "fake" in judges:
             addresses["fake"] = f"127.0.0.1:{stack.enter_context(start_judge(llm)).port}"
+        if "oracle" in judges:
+            oracle = stack.enter_context(
+                FakeLLM(
+                    responders=[
+                        oracle_judge_responder(labels(dataset), oracle_error_rate),
+                        extraction_responder,
+                    ]
+                )
+            )
+            addresses["oracle"] = f"127.0.0.1:{stack.enter_context(start_judge(oracle)).port}"
         if "real" in judges:
             real = ServiceProcess(
                 ["mem0-judge"], {"JUDGE_PORT": "0", "JUDGE_METRICS_PORT": "-1"}, ready_timeout=60

@@ -80,6 +80,7 @@ def table(run: Mapping[str, Any]) -> str:
         f"{store['stale_values']} of {store['facts_with_changed_values']} changed facts hold a "
         f"stale value, {store['facts_lost']} facts lost (goal 0) {store['facts_lost_per_kind']}"
         + _echoes(run.get("echoes"))
+        + (f"\nverdict guard floor: {run['verdict_floor']:g}" if "verdict_floor" in run else "")
     )
 
 
@@ -115,7 +116,8 @@ def plot(judges: Mapping[str, Mapping[str, Any]], path: Path) -> None:
         store = run["store"]
         ax.set_title(
             f"hit@1 per kind, judge={judge} (memories/fact {store['memories_per_fact']:.2f}, "
-            f"stale {store['stale_values']}, lost {store['facts_lost']})",
+            f"stale {store['stale_values']}, lost {store['facts_lost']}"
+            + (f", verdict floor {run['verdict_floor']:g})" if "verdict_floor" in run else ")"),
             fontsize=9,
         )
         ax.legend(loc="upper right", ncol=len(systems), fontsize=7)

@@ -8,6 +8,7 @@ per floor (facts lost, memories per fact, stale values, the bridge's hit@1 per k
 
     python -m bench.eval.floors                       # 0.8,0.85,0.88,0.9,0.92,0.95
     python -m bench.eval.floors --floors 0.85,0.9 --quick 10
+    python -m bench.eval.floors --judge oracle --floors 0,0.5,0.7,0.92 --name eval_floor_oracle
 
 Any other setting that acts when a fact is stored is swept the same way, with `--variable`:
 
@@ -35,15 +36,23 @@ VARIABLE = "MEM0_VERDICT_SIMILARITY_FLOOR"
 SYSTEM = "bridge_rerank"
 
 
-def replay_at(variable: str, floor: float, quick: int, scratch: Path) -> dict[str, Any]:
-    """One eval of the fake judge with `variable` at `floor`; its result for that judge."""
+def replay_at(  # noqa: PLR0917 - one call site, each a different thing
+    variable: str,
+    floor: float,
+    quick: int,
+    scratch: Path,
+    judge: str = "fake",
+    oracle_error_rate: float = 0.0,
+) -> dict[str, Any]:
+    """One eval of `judge` with `variable` at `floor`; its result for that judge."""
     name = f"floor_{floor:g}"
-    command = [sys.executable, "-m", "bench.eval", "--judges", "fake", "--name", name]
+    command = [sys.executable, "-m", "bench.eval", "--judges", judge, "--name", name]
+    command += ["--oracle-error-rate", str(oracle_error_rate)]
     command += ["--results-dir", str(scratch), *(["--quick", str(quick)] if quick else [])]
     env = {**os.environ, variable: str(floor)}
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
     result: dict[str, Any] = json.loads((scratch / f"{name}.json").read_text())
-    return dict(result["judges"]["fake"])
+    return dict(result["judges"][judge])
 
 
 def row(floor: float, run: Mapping[str, Any]) -> dict[str, Any]:
@@ -59,7 +68,9 @@ def row(floor: float, run: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def floor_table(rows: Sequence[Mapping[str, Any]], variable: str = VARIABLE) -> str:
+def floor_table(
+    rows: Sequence[Mapping[str, Any]], variable: str = VARIABLE, judge: str = "fake"
+) -> str:
     headers = ["floor", "lost", "mem/fact", "stale", *KINDS]
     body = [
         [
@@ -71,12 +82,14 @@ def floor_table(rows: Sequence[Mapping[str, Any]], variable: str = VARIABLE) -> 
         ]
         for r in rows
     ]
-    return f"{variable} sweep (judge=fake), {SYSTEM} hit@1 per kind:\n" + format_table(
+    return f"{variable} sweep (judge={judge}), {SYSTEM} hit@1 per kind:\n" + format_table(
         headers, body
     )
 
 
-def plot(rows: Sequence[Mapping[str, Any]], path: Path, variable: str = VARIABLE) -> None:
+def plot(
+    rows: Sequence[Mapping[str, Any]], path: Path, variable: str = VARIABLE, judge: str = "fake"
+) -> None:
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
@@ -92,7 +105,8 @@ def plot(rows: Sequence[Mapping[str, Any]], path: Path, variable: str = VARIABLE
     right.plot(floors, [r["stale_values"] for r in rows], marker="s", label="stale values")
     right.set(xlabel=variable, ylabel="facts")
     right.legend()
-    fig.suptitle(f"{variable} on the eval (fake judge, which over-merges)")
+    what = {"fake": "fake judge, which over-merges", "oracle": "oracle judge, never wrong"}
+    fig.suptitle(f"{variable} on the eval ({what.get(judge, judge + ' judge')})")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -104,20 +118,32 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--floors", default=",".join(f"{f:g}" for f in FLOORS))
     p.add_argument("--quick", type=int, default=0, metavar="N")
     p.add_argument("--name", default="eval_floor")
+    p.add_argument("--judge", default="fake", choices=("fake", "oracle", "real"))
+    p.add_argument("--oracle-error-rate", type=float, default=0.0, metavar="P")
     args = p.parse_args(argv)
     floors = [float(f) for f in args.floors.split(",") if f.strip()]
     rows = []
     with tempfile.TemporaryDirectory(prefix="eval-floor-") as scratch:
         for index, floor in enumerate(floors, start=1):
             progress(
-                f"{args.variable}={floor:g} ({index}/{len(floors)}): replaying with the fake judge"
+                f"{args.variable}={floor:g} ({index}/{len(floors)}): "
+                f"replaying with the {args.judge} judge"
             )
-            rows.append(row(floor, replay_at(args.variable, floor, args.quick, Path(scratch))))
-            progress(floor_table(rows[-1:], args.variable))
-    print(floor_table(rows, args.variable))
-    result = {"system": SYSTEM, "judge": "fake", "variable": args.variable, "floors": rows}
+            run = replay_at(
+                args.variable, floor, args.quick, Path(scratch), args.judge, args.oracle_error_rate
+            )
+            rows.append(row(floor, run))
+            progress(floor_table(rows[-1:], args.variable, args.judge))
+    print(floor_table(rows, args.variable, args.judge))
+    result = {
+        "system": SYSTEM,
+        "judge": args.judge,
+        "oracle_error_rate": args.oracle_error_rate if args.judge == "oracle" else None,
+        "variable": args.variable,
+        "floors": rows,
+    }
     path = write_result(args.name, result)
-    plot(rows, path.with_suffix(".png"), args.variable)
+    plot(rows, path.with_suffix(".png"), args.variable, args.judge)
     progress(f"wrote {path} and {path.with_suffix('.png')}")
 
 

@@ -67,3 +67,10 @@ def test_the_table_says_how_many_counted_restatements_went_to_another_fact() -> 
         "restatements kept apart and counted as a mention: 21, 4 of them of another fact's memory"
     )
     assert "restatements" not in table(run(raw=0.6, bridge=0.7))
+
+
+def test_the_table_says_which_verdict_floor_the_judge_ran_with() -> None:
+    judged = run(raw=0.6, bridge=0.7)
+    judged["verdict_floor"] = 0.0
+    assert table(judged).splitlines()[-1] == "verdict guard floor: 0"
+    assert "verdict guard" not in table(run(raw=0.6, bridge=0.7))

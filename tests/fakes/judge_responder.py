@@ -28,12 +28,18 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 from typing import Any
+
+from tests.fakes.llm import ChatResponder
 
 COMPARE_MARKER = "mem0-judge compare v"
 REWRITE_MARKER = "mem0-judge rewrite v"
 
 RELATED_OVERLAP = 0.5
+
+#: A Compare rule: (new fact, stored memory) -> (verdict, reason).
+Rule = Callable[[str, str], tuple[str, str]]
 
 # fmt: off
 _STOP_WORDS = frozenset((
@@ -99,12 +105,12 @@ def verdict(fact: str, memory: str) -> tuple[str, str]:
     return "SUPERSEDES", f"content overlap {overlap:.2f}, values changed"
 
 
-def _compare(user: str) -> str:
+def _compare(user: str, rule: Rule) -> str:
     fact_match = _FACT.search(user)
     fact = html.unescape(fact_match.group(1)) if fact_match else ""
     judgements = []
     for memory_id, text in _MEMORY.findall(user):
-        name, reason = verdict(fact, html.unescape(text))
+        name, reason = rule(fact, html.unescape(text))
         judgements.append({"id": int(memory_id), "verdict": name, "reason": reason})
     return json.dumps({"judgements": judgements})
 
@@ -138,14 +144,24 @@ def rewrite_statement(query: str) -> str:
     return statement[:1].upper() + statement[1:]
 
 
-def judge_responder(body: dict[str, Any]) -> str | None:
-    """The assistant content for a judge prompt, or None when `body` is not one."""
-    system = _role_text(body, "system")
-    user = _role_text(body, "user")
-    if system.startswith(COMPARE_MARKER):
-        return _compare(user)
-    if system.startswith(REWRITE_MARKER):
-        match = _QUERY.search(user)
-        query = html.unescape(match.group(1)) if match else ""
-        return json.dumps({"statement": rewrite_statement(query)})
-    return None
+def judge_responder_with(rule: Rule) -> ChatResponder:
+    """A responder that answers the judge's prompts, its Compare verdicts from `rule` (another
+    fake's, such as the eval's oracle) and its Rewrite by the template above."""
+
+    def respond(body: dict[str, Any]) -> str | None:
+        system = _role_text(body, "system")
+        user = _role_text(body, "user")
+        if system.startswith(COMPARE_MARKER):
+            return _compare(user, rule)
+        if system.startswith(REWRITE_MARKER):
+            match = _QUERY.search(user)
+            query = html.unescape(match.group(1)) if match else ""
+            return json.dumps({"statement": rewrite_statement(query)})
+        return None
+
+    return respond
+
+
+#: The assistant content for a judge prompt by the word-overlap rule, or None when a request
+#: is not a judge prompt.
+judge_responder: ChatResponder = judge_responder_with(verdict)

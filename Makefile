@@ -82,7 +82,7 @@ local-llm:
 	scripts/local-llm.sh
 
 # The issue-12 benchmark: months of memory traffic replayed through the real stack, per judge
-# (none, fake, real when JUDGE_LLM_BASE_URL/JUDGE_LLM_MODEL are set); bench/results/eval.*
+# (none, fake, oracle, real when JUDGE_LLM_BASE_URL/JUDGE_LLM_MODEL are set); bench/results/eval.*
 eval: install postgres
 	$(BIN)/python -m bench.eval
 
@@ -92,6 +92,7 @@ eval-sweep: install postgres
 	$(BIN)/python -m bench.eval --sweep
 
 # The verdict guard's floor: one replay of the fake judge per floor; bench/results/eval_floor.*
+# (python -m bench.eval.floors --judge oracle --oracle-error-rate P: a judge wrong on P of pairs)
 eval-floor: install postgres
 	$(BIN)/python -m bench.eval.floors
 

@@ -87,8 +87,20 @@ def floor_table(
     )
 
 
+def judge_label(judge: str, oracle_error_rate: float = 0.0) -> str:
+    """The judge as a plot's title names it."""
+    if judge == "oracle":
+        if oracle_error_rate > 0:
+            return f"oracle judge, wrong on {oracle_error_rate:.0%} of pairs"
+        return "oracle judge, never wrong"
+    return {"fake": "fake judge, which over-merges"}.get(judge, f"{judge} judge")
+
+
 def plot(
-    rows: Sequence[Mapping[str, Any]], path: Path, variable: str = VARIABLE, judge: str = "fake"
+    rows: Sequence[Mapping[str, Any]],
+    path: Path,
+    variable: str = VARIABLE,
+    judge: str = "fake judge, which over-merges",
 ) -> None:
     import matplotlib  # noqa: PLC0415
 
@@ -105,8 +117,7 @@ def plot(
     right.plot(floors, [r["stale_values"] for r in rows], marker="s", label="stale values")
     right.set(xlabel=variable, ylabel="facts")
     right.legend()
-    what = {"fake": "fake judge, which over-merges", "oracle": "oracle judge, never wrong"}
-    fig.suptitle(f"{variable} on the eval ({what.get(judge, judge + ' judge')})")
+    fig.suptitle(f"{variable} on the eval ({judge})")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -143,7 +154,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "floors": rows,
     }
     path = write_result(args.name, result)
-    plot(rows, path.with_suffix(".png"), args.variable, args.judge)
+    label = judge_label(args.judge, args.oracle_error_rate)
+    plot(rows, path.with_suffix(".png"), args.variable, label)
     progress(f"wrote {path} and {path.with_suffix('.png')}")
 
 

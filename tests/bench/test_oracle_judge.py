@@ -10,6 +10,7 @@ import pytest
 from bench.eval.__main__ import parser
 from bench.eval._dataset import load
 from bench.eval._replay import judge_defaults, labels
+from bench.eval.floors import judge_label
 from mem0_judge import compare_messages, rewrite_messages
 from tests.fakes.oracle_judge import oracle_judge_responder, oracle_rule
 
@@ -127,3 +128,9 @@ def test_the_eval_refuses_an_oracle_error_rate_outside_zero_to_one(
     with pytest.raises(SystemExit):
         parser().parse_args(["--oracle-error-rate", "1.5"])
     assert "a share within 0..1, not 1.5" in capsys.readouterr().err
+
+
+def test_a_floor_plot_names_the_oracles_error_rate() -> None:
+    assert judge_label("oracle") == "oracle judge, never wrong"
+    assert judge_label("oracle", 0.25) == "oracle judge, wrong on 25% of pairs"
+    assert judge_label("fake", 0.25) == "fake judge, which over-merges"

@@ -16,7 +16,7 @@ progress bar on stderr.
 
 `eval.json` holds `kinds.<kind>.<system>.{hit@1,hit@5,mrr,ndcg@10}` and `store.{memories_per_fact,
 stale_values,facts_lost}` for the primary judge (the real one when given, else fake, else
-none), and the same for every judge under `judges.<judge>`.
+oracle, else none), and the same for every judge under `judges.<judge>`.
 
 The sweep replays once (with `--sweep-judge`, default fake), then for each setting starts a
 ranker on the same records (and a bridge with that over-fetch) and asks every query again
@@ -77,7 +77,8 @@ DEFAULT_AXES: dict[str, tuple[float, ...]] = {
 }
 
 
-#: The verdict guard's floor, reported with each judge's run (the oracle's is 0 by default).
+#: The verdict guard's floor, reported with each judge's run that has verdicts to guard (the
+#: oracle's is 0 by default).
 FLOOR = "MEM0_VERDICT_SIMILARITY_FLOOR"
 
 
@@ -215,9 +216,10 @@ async def evaluate_judge(
                 "to_another_fact": replayed.echoes_to_another_fact,
             }
             run["seconds"] = {"replay": replayed.seconds, "queries": query_seconds}
-            run["verdict_floor"] = float(
-                envs[False].get(FLOOR, os.environ.get(FLOOR, default_of(FLOOR)))
-            )
+            if judge != "none":
+                run["verdict_floor"] = float(
+                    envs[False].get(FLOOR, os.environ.get(FLOOR, default_of(FLOOR)))
+                )
             if sweep is not None:
                 run["sweep"] = await run_sweep(
                     services, dataset, judge, user_id, attribution, run, sweep

@@ -71,16 +71,18 @@ class Attribution:
 
     def __init__(self, dataset: Dataset, owners_by_id: Mapping[str, Owner]) -> None:
         self._by_text: dict[tuple[str, str], Owner] = {
-            (e.scope, _key(e.text)): (e.fact, e.value) for e in dataset.events
+            (e.scope, text_key(e.text)): (e.fact, e.value) for e in dataset.events
         }
         self._by_id = dict(owners_by_id)
 
     def owner(self, memory: StoredMemory) -> Owner | None:
-        found = self._by_text.get((memory.namespace, _key(memory.text)))
+        found = self._by_text.get((memory.namespace, text_key(memory.text)))
         return found if found is not None else self._by_id.get(memory.id)
 
 
-def _key(text: str) -> str:
+def text_key(text: str) -> str:
+    """How a stored text is matched to the statement it holds: case and runs of whitespace
+    ignored (the eval's attribution and its oracle judge read texts alike)."""
     return " ".join(text.split()).casefold()
 
 

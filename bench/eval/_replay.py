@@ -45,7 +45,7 @@ from bench.eval._metrics import CUTOFF, Attribution, Owner, StoredMemory, first_
 from bench.eval._progress import ProgressBar
 from tests.fakes.judge_responder import judge_responder
 from tests.fakes.llm import FakeLLM, extraction_responder
-from tests.fakes.oracle_judge import Label, oracle_judge_responder
+from tests.fakes.oracle_judge import oracle_judge_responder
 from tests.support.postgres import temporary_database
 from tests.support.processes import ServiceProcess
 from tests.support.stack import API_KEY, Stack, start_judge, start_mem0_local, start_ranker
@@ -122,9 +122,9 @@ def real_judge_configured() -> bool:
     return bool(os.environ.get("JUDGE_LLM_BASE_URL") and os.environ.get("JUDGE_LLM_MODEL"))
 
 
-def labels(dataset: Dataset) -> dict[str, set[Label]]:
+def labels(dataset: Dataset) -> dict[str, set[Owner]]:
     """Every statement's text with the (fact, value) it states, for the oracle judge."""
-    found: dict[str, set[Label]] = {}
+    found: dict[str, set[Owner]] = {}
     for event in dataset.events:
         found.setdefault(event.text, set()).add((event.fact, event.value))
     return found

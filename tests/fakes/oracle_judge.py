@@ -25,30 +25,23 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 
+from bench.eval._metrics import Owner, text_key
 from tests.fakes.judge_responder import Rule, judge_responder_with
 from tests.fakes.llm import ChatResponder
-
-#: A statement's label: (fact id, value).
-Label = tuple[str, str]
 
 VERDICTS = ("SAME", "SUPERSEDES", "UNRELATED")
 
 
-def label_key(text: str) -> str:
-    """How texts are matched to their labels: case and runs of whitespace ignored."""
-    return " ".join(text.split()).casefold()
-
-
-def oracle_rule(labels: Mapping[str, Iterable[Label]], error_rate: float = 0.0) -> Rule:
-    """The perfect judge's rule over `labels` (keyed by `label_key`), wrong on `error_rate` of
-    the pairs."""
+def oracle_rule(labels: Mapping[str, Iterable[Owner]], error_rate: float = 0.0) -> Rule:
+    """The perfect judge's rule over `labels` (each text's (fact id, value) labels, matched by
+    the eval's `text_key`), wrong on `error_rate` of the pairs."""
     if not 0.0 <= error_rate <= 1.0:
         raise ValueError(f"error_rate must be within 0..1, got {error_rate}")
-    known = {label_key(text): frozenset(found) for text, found in labels.items()}
+    known = {text_key(text): frozenset(found) for text, found in labels.items()}
 
-    def right(fact: str, memory: str) -> tuple[str, str]:
-        new = known.get(label_key(fact), frozenset())
-        stored = known.get(label_key(memory), frozenset())
+    def right(fact_key: str, memory_key: str) -> tuple[str, str]:
+        new = known.get(fact_key, frozenset())
+        stored = known.get(memory_key, frozenset())
         shared = {f for f, _ in new} & {f for f, _ in stored}
         if not shared:
             return "UNRELATED", "different facts" if new and stored else "unlabelled text"
@@ -57,11 +50,11 @@ def oracle_rule(labels: Mapping[str, Iterable[Label]], error_rate: float = 0.0) 
         return "SUPERSEDES", "same fact, another value"
 
     def rule(fact: str, memory: str) -> tuple[str, str]:
-        verdict, reason = right(fact, memory)
+        fact_key, memory_key = text_key(fact), text_key(memory)
+        verdict, reason = right(fact_key, memory_key)
         if error_rate <= 0.0:
             return verdict, reason
-        pair = f"{label_key(fact)}\0{label_key(memory)}".encode()
-        digest = hashlib.sha256(pair).digest()
+        digest = hashlib.sha256(f"{fact_key}\0{memory_key}".encode()).digest()
         if int.from_bytes(digest[:4], "big") / 2**32 >= error_rate:
             return verdict, reason
         wrong = [v for v in VERDICTS if v != verdict]
@@ -71,7 +64,7 @@ def oracle_rule(labels: Mapping[str, Iterable[Label]], error_rate: float = 0.0) 
 
 
 def oracle_judge_responder(
-    labels: Mapping[str, Iterable[Label]], error_rate: float = 0.0
+    labels: Mapping[str, Iterable[Owner]], error_rate: float = 0.0
 ) -> ChatResponder:
     """A responder for `FakeLLM` that answers the judge's prompts with `oracle_rule`."""
     return judge_responder_with(oracle_rule(labels, error_rate))

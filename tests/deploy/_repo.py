@@ -26,7 +26,7 @@ SKILL_FILE = ROOT / "skills" / "shared-memory" / "SKILL.md"
 #: The Dockerfile the services share; its SERVICE argument picks the one an image runs.
 SHARED_DOCKERFILE = ROOT / "services" / "Dockerfile"
 #: The services built from a Dockerfile of their own, in their folder, instead.
-OWN_DOCKERFILES = frozenset({"mem0-local", "bridge"})
+OWN_DOCKERFILES = frozenset({"mem0-local"})
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "[::1]", "localhost"})
 

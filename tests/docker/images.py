@@ -1,5 +1,5 @@
 """This repository's images, built from its Dockerfiles with the engine's own builder (the
-ranker's and the judge's from the one they share, told which by SERVICE).
+ranker's, the judge's and the bridge's from the one they share, told which by SERVICE).
 
 The suite builds them in its session (layer cache makes a rebuild of unchanged sources take
 seconds); `python -m tests.docker.images` builds them ahead, which `make test-docker` does so

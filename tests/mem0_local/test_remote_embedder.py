@@ -22,11 +22,14 @@ def test_configured_embeddings_endpoint_embeds_adds_and_queries(
         httpx.Client(base_url=server.url, timeout=60) as client,
     ):
         [memory_id] = add_memories(client, "u1", "Embedded far away.")
-        found = client.post("/search", json={"query": "Embedded far away.", "user_id": "u1"})
+        found = client.post("/search", json={"query": "embedded far away", "user_id": "u1"})
+        again = client.post("/search", json={"query": "embedded far away", "user_id": "u1"})
         embedder = client.get("/config").json()["embedder"]
 
     embedded = [r["input"] for r in fake_llm.requests if r["_path"] == "/v1/embeddings"]
-    assert embedded == [["Embedded far away."], ["Embedded far away."]]
+    # The repeated query's vector came from the cache.
+    assert embedded == [["Embedded far away."], ["embedded far away"]]
     assert {r["model"] for r in fake_llm.requests} == {"fake-embedder"}
     assert [r["id"] for r in found.json()["results"]] == [memory_id]
+    assert [r["id"] for r in again.json()["results"]] == [memory_id]
     assert embedder["provider"] == "openai-compatible"

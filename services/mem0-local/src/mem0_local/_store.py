@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psycopg
@@ -17,6 +19,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from mem0_common import bare_or_quoted, private_files
 from mem0_local._clock import install_test_clock
+from mem0_local._embedding import speed_up_embedder
 from mem0_local._environment import prepare_process_environment
 from mem0_local._errors import InvalidRequestError, MemoryNotFoundError, classify
 from mem0_local._locking import ReadWriteLock, ResetGate, lock_client_methods
@@ -30,6 +33,8 @@ _PLACEHOLDER_KEY = "mem0-local-no-key"
 _PLACEHOLDER_URL = "http://127.0.0.1:9/v1"
 
 _ID_KEYS = ("user_id", "agent_id", "run_id")
+#: Threads serving mem0's blocking steps, for all requests together.
+MEM0_THREADS = 32
 #: Longest message of mem0's own that is passed on whole in a 400.
 _MESSAGE_LIMIT = 300
 Item = dict[str, Any]
@@ -141,6 +146,11 @@ def open_async_memory(settings: Mem0LocalSettings) -> Any:
     memory.llm.client = memory.llm.client.with_options(**options)
     if settings.embedder_base_url is not None:
         memory.embedding_model.client = memory.embedding_model.client.with_options(**options)
+    speed_up_embedder(
+        memory.embedding_model,
+        local=settings.embedder_base_url is None,
+        workers=os.cpu_count() or 1,
+    )
     return memory
 
 
@@ -190,6 +200,12 @@ class MemoryStore:
 
     @classmethod
     async def open(cls, settings: Mem0LocalSettings) -> MemoryStore:
+        # mem0 runs each step of a request (embedding, each store call) in the loop's default
+        # executor, whose 6 threads (on 2 cores) held 16 concurrent requests in a queue; most of
+        # those steps wait (on the embedder's workers, on PostgreSQL), so many more may run.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=MEM0_THREADS, thread_name_prefix="mem0")
+        )
         memory = await asyncio.to_thread(open_async_memory, settings)
         await asyncio.to_thread(_create_collection_now, memory)
         return cls(memory, settings)

@@ -13,13 +13,19 @@ direct, bridge, direct, ...) so that machine noise hits both alike:
   then the ranker's rerank;
 - direct: the very mem0-local REST call the bridge makes for it (POST /memories with the same
   body; POST /search with the same top_k), over a kept-alive httpx client, into a namespace of
-  its own that grows at the same pace.
+  its own that grows at the same pace, with facts and questions of its own (alike in form, so
+  that no text is embedded twice across the two sides: mem0-local caches embeddings).
 
 Adds use infer=false on both sides (the stored text is the fact itself; with infer on, both
 would add the same LLM extraction call). The ratio of medians is what the bridge costs.
 
-`python -m bench.bridge` (or `make bench-bridge`) prints progress and a table, writes
-bench/results/bridge.json and bench/results/bridge.png.
+Then the same again with the fake LLM answering each call after 500 ms, as a hosted model
+might (`slow_llm` in the results): neither a search nor an add may wait on it. The bridge runs
+with its own default budgets and timeouts in both rounds.
+
+`python -m bench.bridge` (or `make bench-bridge`) prints progress and a table per round, writes
+bench/results/bridge.json (the instant round's figures at the top level, the slow round's under
+`slow_llm`, with `llm_ms`) and bench/results/bridge.png.
 """
 
 from __future__ import annotations
@@ -43,6 +49,13 @@ from tests.support.stack import Stack, temporary_stack
 SEARCH_LIMIT = 10
 BRIDGE_KEY = "bench-bridge"
 DIRECT_KEY = "bench-direct"
+#: The fake LLM's latency per call in the second round (ms).
+SLOW_LLM_MS = 500
+#: Indices of the slow round's facts and questions start here (none is the instant round's).
+SLOW_OFFSET = 40_000
+#: The direct side's facts and questions are the bridge's index plus this (facts stay distinct
+#: up to index 114 333, see `_word`).
+DIRECT_OFFSET = 20_000
 #: The printed table: (label, series).
 TABLE = [
     ("memory_add    (bridge, MCP)", "bridge_add"),
@@ -76,22 +89,26 @@ def question(i: int) -> str:
 class Calls:
     """The two sides of each measured operation, on one stack."""
 
-    def __init__(self, settings: BridgeSettings, client: Client, http: httpx.AsyncClient) -> None:
+    def __init__(
+        self, settings: BridgeSettings, client: Client, http: httpx.AsyncClient, suffix: str = ""
+    ) -> None:
         self.settings = settings
         self.client = client
         self.http = http
+        self.bridge_key = BRIDGE_KEY + suffix
+        self.direct_key = DIRECT_KEY + suffix
         self.add_actions: Counter[str] = Counter()
         self.rewritten = 0
 
     async def bridge_add(self, i: int) -> None:
-        added = await call_tool(self.client, "memory_add", text=fact(i), key=BRIDGE_KEY)
+        added = await call_tool(self.client, "memory_add", text=fact(i), key=self.bridge_key)
         self.add_actions[added["action"]] += 1
 
     async def direct_add(self, i: int) -> None:
         body = {
-            "messages": [{"role": "user", "content": fact(i)}],
+            "messages": [{"role": "user", "content": fact(DIRECT_OFFSET + i)}],
             "user_id": self.settings.default_user_id,
-            "run_id": DIRECT_KEY,
+            "run_id": self.direct_key,
             "infer": self.settings.infer,
             "metadata": {"source": "mem0-bridge"},
         }
@@ -100,40 +117,55 @@ class Calls:
 
     async def bridge_search(self, i: int) -> None:
         found = await call_tool(
-            self.client, "memory_search", query=question(i), key=BRIDGE_KEY, limit=SEARCH_LIMIT
+            self.client, "memory_search", query=question(i), key=self.bridge_key, limit=SEARCH_LIMIT
         )
         self.rewritten += found["rewritten_query"] is not None
 
     async def direct_search(self, i: int) -> None:
         body = {
-            "query": question(i),
-            "filters": {"user_id": self.settings.default_user_id, "run_id": DIRECT_KEY},
+            "query": question(DIRECT_OFFSET + i),
+            "filters": {"user_id": self.settings.default_user_id, "run_id": self.direct_key},
             "top_k": SEARCH_LIMIT * self.settings.search_overfetch,
         }
         response = await self.http.post("/search", json=body)
         response.raise_for_status()
 
 
-async def measure(stack: Stack, n: int, warmup: int) -> tuple[dict[str, list[float]], Calls]:
-    settings = stack.settings(infer=False, log_level="WARNING")
+def bench_settings(stack: Stack) -> BridgeSettings:
+    """A fresh user, infer off, and the bridge's own budgets and timeouts (stack.settings()
+    widens them for tests on a busy machine; what a slow LLM costs depends on them)."""
+    defaults = BridgeSettings.model_fields
+    return stack.settings(
+        infer=False,
+        log_level="WARNING",
+        rewrite_budget_ms=defaults["rewrite_budget_ms"].default,
+        ranker_timeout_seconds=defaults["ranker_timeout_seconds"].default,
+    )
+
+
+async def measure(
+    stack: Stack, n: int, warmup: int, *, offset: int = 0, suffix: str = ""
+) -> tuple[dict[str, list[float]], Calls]:
+    settings = bench_settings(stack)
     headers = {"X-API-Key": settings.api_key or ""}
     async with (
         Client(create_server(settings)) as client,
         httpx.AsyncClient(base_url=stack.mem0_url, headers=headers, timeout=60) as http,
     ):
-        calls = Calls(settings, client, http)
+        calls = Calls(settings, client, http, suffix)
         progress(f"warm-up: {warmup} adds and searches each ...")
-        warm = range(n, n + warmup)
+        warm = range(offset + n, offset + n + warmup)
         await interleave("warm-up add", warm, calls.bridge_add, calls.direct_add, every=25)
         await interleave("warm-up search", warm, calls.bridge_search, calls.direct_search, every=25)
         calls.add_actions.clear()
         calls.rewritten = 0
         progress(f"measuring {n} adds and {n} searches, interleaving bridge and direct ...")
+        measured = range(offset, offset + n)
         bridge_adds, direct_adds = await interleave(
-            "add", range(n), calls.bridge_add, calls.direct_add, every=25
+            "add", measured, calls.bridge_add, calls.direct_add, every=25
         )
         bridge_searches, direct_searches = await interleave(
-            "search", range(n), calls.bridge_search, calls.direct_search, every=25
+            "search", measured, calls.bridge_search, calls.direct_search, every=25
         )
     times = {
         "bridge_add": bridge_adds,
@@ -144,17 +176,32 @@ async def measure(stack: Stack, n: int, warmup: int) -> tuple[dict[str, list[flo
     return times, calls
 
 
-def report(times: dict[str, list[float]], calls: Calls, n: int) -> dict[str, Any]:
+def round_figures(times: dict[str, list[float]], calls: Calls, n: int) -> dict[str, Any]:
+    """One round's comparison, with what the bridge did."""
     return {
         **compared(times, "bridge", "direct", n),
         "add_actions": dict(calls.add_actions),
         "searches_rewritten": calls.rewritten,
+    }
+
+
+def report(
+    instant: tuple[dict[str, list[float]], Calls],
+    slow: tuple[dict[str, list[float]], Calls],
+    n: int,
+) -> dict[str, Any]:
+    calls = instant[1]
+    return {
+        **round_figures(*instant, n),
+        "slow_llm": {"llm_ms": SLOW_LLM_MS, **round_figures(*slow, n)},
         "setup": {
             "bridge": "in-process MCPServer, official MCP client (memory transport)",
             "baseline": "the same mem0-local REST call over a kept-alive httpx client",
             "stack": "mem0-local on pgvector (temporary database), ranker, judge; subprocesses",
             "embedder": "all-MiniLM-L6-v2, local CPU",
-            "llm": "FakeLLM in the bench process (judge Compare/Rewrite answered instantly)",
+            "llm": "FakeLLM in the bench process: judge Compare/Rewrite answered instantly, "
+            f"and after {SLOW_LLM_MS} ms in the slow_llm round",
+            "bridge_budgets": "the bridge's defaults",
             "infer": calls.settings.infer,
             "search_limit": SEARCH_LIMIT,
             "search_top_k": SEARCH_LIMIT * calls.settings.search_overfetch,
@@ -164,25 +211,35 @@ def report(times: dict[str, list[float]], calls: Calls, n: int) -> dict[str, Any
 
 
 def print_table(result: dict[str, Any]) -> None:
-    print_comparison(result, TABLE, "bridge / direct")
-    print(
-        f"add outcomes: {result['add_actions']}; searches rewritten: "
-        f"{result['searches_rewritten']}/{result['n']}"
-    )
+    for title, figures in (
+        ("LLM answering at once", result),
+        (f"LLM answering after {SLOW_LLM_MS} ms (slow_llm)", result["slow_llm"]),
+    ):
+        print(f"\n{title}:")
+        print_comparison(figures, TABLE, "bridge / direct")
+        print(
+            f"add outcomes: {figures['add_actions']}; searches rewritten: "
+            f"{figures['searches_rewritten']}/{figures['n']}"
+        )
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
-    s = result["summaries"]
+    groups = [
+        (f"{op}, LLM {ms} ms", figures["summaries"], op)
+        for ms, figures in ((0, result), (SLOW_LLM_MS, result["slow_llm"]))
+        for op in ("add", "search")
+    ]
+    xs = range(len(groups))
     width = 0.35
-    with figure(path, figsize=(8, 4)) as (_, ax):
+    with figure(path, figsize=(9, 4)) as (_, ax):
         for offset, side, label in (
             (0, "bridge", "bridge (MCP)"),
             (width, "direct", "direct REST"),
         ):
             for stat, alpha in (("p95_ms", 0.35), ("p50_ms", 1.0)):
-                values = [s[f"{side}_{op}"][stat] for op in ("add", "search")]
+                values = [s[f"{side}_{op}"][stat] for _, s, op in groups]
                 bars = ax.bar(
-                    [x + offset for x in (0, 1)],
+                    [x + offset for x in xs],
                     values,
                     width,
                     alpha=alpha,
@@ -190,10 +247,10 @@ def plot(result: dict[str, Any], path: Path) -> None:
                     label=f"{label} {stat.removesuffix('_ms')}",
                 )
                 ax.bar_label(bars, fmt="%.0f", fontsize=8)
-        ax.set_xticks([width / 2, 1 + width / 2])
-        ax.set_xticklabels(["memory_add vs POST /memories", "memory_search vs POST /search"])
+        ax.set_xticks([x + width / 2 for x in xs])
+        ax.set_xticklabels([name for name, _, _ in groups], fontsize=8)
         ax.set_ylabel("ms")
-        ax.set_title(f"Bridge vs direct mem0-local calls (n={result['n']} each)")
+        ax.set_title(f"Bridge vs the mem0 call it wraps (n={result['n']} each)")
         ax.legend(fontsize=8)
 
 
@@ -204,8 +261,14 @@ def main() -> None:
     args = parser.parse_args()
     progress("starting mem0-local (pgvector), ranker and judge with FakeLLM ...")
     with temporary_stack() as stack:
-        times, calls = asyncio.run(measure(stack, args.calls, args.warmup))
-    result = report(times, calls, args.calls)
+        progress("round 1: the fake LLM answers at once")
+        instant = asyncio.run(measure(stack, args.calls, args.warmup))
+        progress(f"round 2: the fake LLM answers after {SLOW_LLM_MS} ms")
+        stack.llm.latency_seconds = SLOW_LLM_MS / 1000
+        slow = asyncio.run(
+            measure(stack, args.calls, args.warmup, offset=SLOW_OFFSET, suffix="-slow")
+        )
+    result = report(instant, slow, args.calls)
     print_table(result)
     path, png = write_outputs("bridge", result, partial(plot, result))
     progress(f"wrote {path} and {png}")

@@ -4,15 +4,17 @@ The MCP SDK's argument handling is lenient in ways that change what a call does:
 argument is dropped (a typo like `scope_key` then writes to the project scope), a string is
 JSON-decoded before validation (`key="null"` becomes no key, `project='["x"]'` a list) and a
 numeric string passes for a number. A memory service must refuse such calls instead, naming
-the argument, so each registered tool gets a stricter argument model here.
+the argument, so each tool is built here with a stricter argument model.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp_types import ToolAnnotations
 from pydantic import ConfigDict
 
 
@@ -23,8 +25,12 @@ class _AsSent(FuncMetadata):
         return dict(data)
 
 
-def make_strict(tool: Tool) -> None:
-    """Give `tool` an argument model that forbids unknown names and coercion."""
+def strict_tool(fn: Callable[..., Any], annotations: ToolAnnotations) -> Tool:
+    """`fn` as a tool whose argument model forbids unknown names and coercion; its description
+    is its docstring on one line."""
+    tool = Tool.from_function(
+        fn, description=" ".join((fn.__doc__ or "").split()), annotations=annotations
+    )
     lenient = tool.fn_metadata.arg_model
     strict: type[ArgModelBase] = type(
         lenient.__name__,
@@ -37,10 +43,12 @@ def make_strict(tool: Tool) -> None:
         },
     )
     metadata = tool.fn_metadata
-    tool.fn_metadata = _AsSent(
+    as_sent = _AsSent(
         arg_model=strict,
         output_schema=metadata.output_schema,
         output_model=metadata.output_model,
         wrap_output=metadata.wrap_output,
     )
-    tool.parameters = strict.model_json_schema(by_alias=True)
+    return tool.model_copy(
+        update={"fn_metadata": as_sent, "parameters": strict.model_json_schema(by_alias=True)}
+    )

@@ -64,7 +64,8 @@ def _repo_basename(remote_url: str) -> str | None:
 
 @functools.lru_cache(maxsize=256)
 def derive_project(directory: Path) -> str:
-    """The project name of `directory`, as the seed defines it (remote, top-level, directory)."""
+    """The project name of `directory`: its git remote's repository name, else its git
+    top-level's name, else its own name."""
     remotes = (_git(directory, "remote") or "").split()
     if remotes:
         remote = "origin" if "origin" in remotes else remotes[0]

@@ -125,11 +125,6 @@ def is_pin_namespace(run_id: str | None) -> bool:
     return bool(run_id) and str(run_id).startswith(PIN_PREFIX)
 
 
-def ranker_scope(user_id: str, run_id: str) -> str:
-    """The scope string the ranker keys dedupe records by."""
-    return f"{user_id}/{run_id}"
-
-
 def write_namespace(scope: Scope, key: str | None, project: str | None) -> str:
     """The one run_id an add writes to."""
     if key is not None:

@@ -2,7 +2,8 @@
 
 A tool's parameters are what the agent sends plus what the bridge fills in through the SDK's
 resolvers (`Resolve`): the memory service and who the call is for (`Where`, from the `project`
-and `key` arguments, the settings and the client's roots). Its docstring is its description.
+and `key` arguments, the settings and the client's roots). Its docstring is its description, and
+its arguments are taken as sent (`_strict_tool`).
 
 `create_server` takes its dependencies (settings, an optional httpx transport for mem0, the
 directory a stdio server derives its project from) so tests build it in process. The lifespan
@@ -27,6 +28,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, ListRoots, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types import (
@@ -37,7 +39,7 @@ from mcp_types import (
     ToolAnnotations,
 )
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -61,7 +63,6 @@ from mem0_bridge._ranker import RankerClient
 from mem0_bridge._scopes import check_name, derive_project, project_from_roots
 from mem0_bridge._service import MemoryService, Where
 from mem0_bridge._settings import BridgeSettings
-from mem0_bridge._strict import strict_tool
 from mem0_common import request_id_var
 
 logger = logging.getLogger(__name__)
@@ -238,6 +239,48 @@ async def _where(
 #: Who the call is for (from `project`, `key`, the settings and the client's roots).
 Scoped = Annotated[Where, Resolve(_where)]
 
+
+class _AsSent(FuncMetadata):
+    """`FuncMetadata` without the SDK's JSON pre-parsing of string arguments."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return dict(data)
+
+
+def _strict_tool(fn: Callable[..., Any], hints: ToolAnnotations) -> Tool:
+    """`fn` as a tool that takes its arguments as sent, its docstring on one line describing it.
+
+    The SDK's argument handling is lenient in ways that change what a call does: an unknown
+    argument is dropped (a typo like `scope_key` then writes to the project scope), a string is
+    JSON-decoded before validation (`key="null"` becomes no key) and a numeric string passes
+    for a number. The tool's argument model refuses all three instead, naming the argument.
+    """
+    tool = Tool.from_function(
+        fn, description=" ".join((fn.__doc__ or "").split()), annotations=hints
+    )
+    lenient = tool.fn_metadata.arg_model
+    strict: type[ArgModelBase] = type(
+        lenient.__name__,
+        (lenient,),
+        {
+            "model_config": ConfigDict(
+                **{**lenient.model_config, "extra": "forbid", "strict": True}
+            ),
+            "__module__": lenient.__module__,
+        },
+    )
+    metadata = tool.fn_metadata
+    as_sent = _AsSent(
+        arg_model=strict,
+        output_schema=metadata.output_schema,
+        output_model=metadata.output_model,
+        wrap_output=metadata.wrap_output,
+    )
+    return tool.model_copy(
+        update={"fn_metadata": as_sent, "parameters": strict.model_json_schema(by_alias=True)}
+    )
+
+
 _ToolFn = TypeVar("_ToolFn", bound=Callable[..., Awaitable[CallToolResult]])
 _TOOLS: list[Tool] = []
 
@@ -252,7 +295,7 @@ def _tool(hints: ToolAnnotations) -> Callable[[_ToolFn], _ToolFn]:
             with _agent_errors():
                 return await fn(**arguments)
 
-        _TOOLS.append(strict_tool(call, hints))
+        _TOOLS.append(_strict_tool(call, hints))
         return fn
 
     return register

@@ -44,7 +44,6 @@ from mem0_bridge._scopes import (
     PinScope,
     Scope,
     pin_namespace,
-    ranker_scope,
     read_namespaces,
     write_namespace,
 )
@@ -113,8 +112,8 @@ class MemoryService:
         return self.settings.default_user_id
 
     def rscope(self, namespace: str) -> str:
-        """The ranker's scope of a namespace of this bridge's user."""
-        return ranker_scope(self.user_id, namespace)
+        """The scope the ranker keys a namespace's records by: this bridge's user's."""
+        return f"{self.user_id}/{namespace}"
 
     async def list_one(self, namespace: str | None, top_k: int = LIST_CAP) -> list[Memory]:
         return await self.mem0.list_memories(user_id=self.user_id, run_id=namespace, top_k=top_k)

@@ -32,15 +32,14 @@ _VERDICTS = {
 }
 
 
+#: The name the judge reports its service's health under: NOT_SERVING without an LLM.
+_SERVICE = judge_pb2.DESCRIPTOR.services_by_name["JudgeService"].full_name
+
+
 class JudgeClient:
     def __init__(self, address: str, timeout_seconds: float) -> None:
-        self.peer = GrpcPeer(
-            "judge",
-            address,
-            timeout_seconds,
-            judge_pb2_grpc.JudgeServiceStub,
-            health_service=judge_pb2.DESCRIPTOR.services_by_name["JudgeService"].full_name,
-        )
+        stub = judge_pb2_grpc.JudgeServiceStub
+        self.peer = GrpcPeer("judge", address, timeout_seconds, stub, health_service=_SERVICE)
         self._health = "serving"
         self._health_checked_at = -HEALTH_TTL_SECONDS
 

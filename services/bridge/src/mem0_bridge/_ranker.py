@@ -59,15 +59,14 @@ class Stats:
     pending: int
 
 
+#: The name the ranker reports its service's health under (`GrpcPeer.probe`).
+_SERVICE = ranker_pb2.DESCRIPTOR.services_by_name["RankerService"].full_name
+
+
 class RankerClient:
     def __init__(self, address: str, timeout_seconds: float) -> None:
-        self.peer = GrpcPeer(
-            "ranker",
-            address,
-            timeout_seconds,
-            ranker_pb2_grpc.RankerServiceStub,
-            health_service=ranker_pb2.DESCRIPTOR.services_by_name["RankerService"].full_name,
-        )
+        stub = ranker_pb2_grpc.RankerServiceStub
+        self.peer = GrpcPeer("ranker", address, timeout_seconds, stub, health_service=_SERVICE)
 
     async def aclose(self) -> None:
         await self.peer.aclose()

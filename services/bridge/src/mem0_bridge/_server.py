@@ -1,9 +1,9 @@
 """The MCP server: one tool per memory operation, each returning text plus structured content.
 
-A tool's parameters are what the agent sends plus what the bridge fills in through the SDK's
-resolvers (`Resolve`): the memory service and who the call is for (`Where`, from the `project`
-and `key` arguments, the settings and the client's roots). Its docstring is its description, and
-its arguments are taken as sent (`_strict_tool`).
+A tool is its signature, its docstring (the description) and one call of the memory service
+(`_tool` registers it). Its parameters are what the agent sends plus what the SDK's resolvers
+(`Resolve`) fill in: the service and who the call is for (`Where`, from the `project` and `key`
+arguments every scoped tool takes, the settings and the client's roots).
 
 `create_server` takes its dependencies (settings, an optional httpx transport for mem0, the
 directory a stdio server derives its project from) so tests build it in process. The lifespan
@@ -13,6 +13,7 @@ owns the long-lived clients: the mem0 HTTP pool and the ranker and judge channel
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -119,6 +120,10 @@ WriteScope = Annotated[
     ),
 ]
 MemoryId = Annotated[str, Field(description="The memory's UUID, from a search or list hit.")]
+FactText = Annotated[str, Field(description="The fact, as one or a few plain sentences.")]
+
+ListLimit = Annotated[int, Field(ge=1, le=1000, description="Most memories to return.")]
+RecentLimit = Annotated[int, Field(ge=1, le=200, description="Most memories to return.")]
 
 
 # ---- what the bridge fills in (resolvers: not in the input schema) --------------------------
@@ -281,20 +286,47 @@ def _strict_tool(fn: Callable[..., Any], hints: ToolAnnotations) -> Tool:
     )
 
 
-_ToolFn = TypeVar("_ToolFn", bound=Callable[..., Awaitable[CallToolResult]])
+_Result = TypeVar("_Result", bound=BaseModel)
 _TOOLS: list[Tool] = []
 
 
-def _tool(hints: ToolAnnotations) -> Callable[[_ToolFn], _ToolFn]:
-    """Register a tool (its docstring is its description), taking its arguments as sent and
-    answering its failures as tool errors the agent can read."""
+#: The arguments `_where` reads by name, which every tool taking `where` takes after its own.
+_SCOPE_ARGUMENTS = (
+    inspect.Parameter(
+        "project", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ProjectArg
+    ),
+    inspect.Parameter("key", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=KeyArg),
+)
 
-    def register(fn: _ToolFn) -> _ToolFn:
+
+def _tool(
+    hints: ToolAnnotations, render: Callable[[_Result], str]
+) -> Callable[[Callable[..., Awaitable[_Result]]], Callable[..., Awaitable[_Result]]]:
+    """Register a tool: its docstring is its description, its result is answered as structured
+    content plus `render`'s text, its arguments are taken as sent and its failures answered as
+    tool errors the agent can read. A tool that takes `where` also takes `project` and `key`
+    (`_SCOPE_ARGUMENTS`, declared once here): the SDK fills `where` from them, and the tool
+    itself never sees them."""
+
+    def register(fn: Callable[..., Awaitable[_Result]]) -> Callable[..., Awaitable[_Result]]:
+        own = inspect.signature(fn, eval_str=True)
+        parameters = [*own.parameters.values()]
+        if "where" in own.parameters:
+            parameters += _SCOPE_ARGUMENTS
+
         @functools.wraps(fn)
         async def call(**arguments: Any) -> CallToolResult:
             with _agent_errors():
-                return await fn(**arguments)
+                result = await fn(**{n: v for n, v in arguments.items() if n in own.parameters})
+            return CallToolResult(
+                content=[TextContent(type="text", text=render(result))],
+                structured_content=result.model_dump(mode="json"),
+            )
 
+        # What the SDK reads to build the tool: the signature and the evaluated annotations.
+        call.__signature__ = own.replace(parameters=parameters)  # type: ignore[attr-defined]
+        call.__annotations__ = {p.name: p.annotation for p in parameters}
+        call.__annotations__["return"] = Annotated[CallToolResult, own.return_annotation]
         _TOOLS.append(_strict_tool(call, hints))
         return fn
 
@@ -315,13 +347,6 @@ async def _tool_calls(ctx: ServerRequestContext[Any, Any], call_next: CallNext) 
         request_id_var.reset(token)
 
 
-def _result(model: BaseModel, text: str) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=model.model_dump(mode="json"),
-    )
-
-
 _READ = ToolAnnotations(read_only_hint=True)
 _REMOVES = ToolAnnotations(destructive_hint=True, idempotent_hint=True)
 
@@ -329,25 +354,18 @@ _REMOVES = ToolAnnotations(destructive_hint=True, idempotent_hint=True)
 # ---- the tools -------------------------------------------------------------------------------
 
 
-@_tool(ToolAnnotations(destructive_hint=False, idempotent_hint=False))
+@_tool(ToolAnnotations(destructive_hint=False, idempotent_hint=False), _render.render_add)
 async def memory_add(
-    service: Service,
-    where: Scoped,
-    *,
-    text: Annotated[str, Field(description="The fact, as one or a few plain sentences.")],
-    scope: WriteScope = "project",
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, AddResult]:
+    service: Service, where: Scoped, *, text: FactText, scope: WriteScope = "project"
+) -> AddResult:
     """Store one durable, self-contained fact. Reconciles instead of piling up: an identical
     recent add is reported as a duplicate, a restatement of a stored fact reinforces it, a
     changed fact updates the old memory in place (same id). The answer says which happened
     (added, duplicate, reinforced, updated) with the memory ids."""
-    result = await service.add(text, scope, where)
-    return _result(result, _render.render_add(result))
+    return await service.add(text, scope, where)
 
 
-@_tool(_READ)
+@_tool(_READ, _render.render_search)
 async def memory_search(
     service: Service,
     where: Scoped,
@@ -355,49 +373,32 @@ async def memory_search(
     query: Annotated[str, Field(description="What to recall: a question or keywords.")],
     scope: ReadScope = "project",
     limit: Annotated[int, Field(ge=1, le=50, description="Most hits to return.")] = 10,
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, SearchResult]:
+) -> SearchResult:
     """Semantic recall. Questions work (they are also searched as the statement that would
     answer them). Results are reranked so reconfirmed and recent facts rank higher. One hit
     per line: id<TAB>score<TAB>age<TAB>text. Pins never appear here."""
-    result = await service.search(query, scope, limit, where)
-    return _result(result, _render.render_search(result))
+    return await service.search(query, scope, limit, where)
 
 
-@_tool(_READ)
+@_tool(_READ, _render.render_list)
 async def memory_list(
-    service: Service,
-    where: Scoped,
-    *,
-    scope: ReadScope = "project",
-    limit: Annotated[int, Field(ge=1, le=1000, description="Most memories to return.")] = 50,
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, ListResult]:
+    service: Service, where: Scoped, *, scope: ReadScope = "project", limit: ListLimit = 50
+) -> ListResult:
     """List the memories of a scope (unordered; the server caps the page). For recall use
     memory_search; for the latest entries use memory_recent. No pins."""
-    result = await service.list_scope(scope, limit, where)
-    return _result(result, _render.render_list(result))
+    return await service.list_scope(scope, limit, where)
 
 
-@_tool(_READ)
+@_tool(_READ, _render.render_list)
 async def memory_recent(
-    service: Service,
-    where: Scoped,
-    *,
-    scope: ReadScope = "project",
-    limit: Annotated[int, Field(ge=1, le=200, description="Most memories to return.")] = 10,
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, ListResult]:
+    service: Service, where: Scoped, *, scope: ReadScope = "project", limit: RecentLimit = 10
+) -> ListResult:
     """The most recently added or updated memories first, to recover recent context without
     a query. One per line: id<TAB>-<TAB>age<TAB>text. No pins."""
-    result = await service.recent(scope, limit, where)
-    return _result(result, _render.render_list(result))
+    return await service.recent(scope, limit, where)
 
 
-@_tool(ToolAnnotations(destructive_hint=False, idempotent_hint=True))
+@_tool(ToolAnnotations(destructive_hint=False, idempotent_hint=True), _render.render_pin)
 async def memory_pin(
     service: Service,
     where: Scoped,
@@ -407,97 +408,63 @@ async def memory_pin(
         Literal["local", "global"],
         Field(description='"local" (default): this project only; "global": everywhere.'),
     ] = "local",
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, PinResult]:
+) -> PinResult:
     """Pin a hard rule or always-needed fact (like an AGENTS.md line): stored verbatim,
     deduped, never decayed, returned by memory_pins and never by search."""
-    result = await service.pin(text, scope, where)
-    return _result(result, _render.render_pin(result))
+    return await service.pin(text, scope, where)
 
 
-@_tool(_READ)
-async def memory_pins(
-    service: Service, where: Scoped, *, project: ProjectArg = None, key: KeyArg = None
-) -> Annotated[CallToolResult, PinsResult]:
+@_tool(_READ, _render.render_pins)
+async def memory_pins(service: Service, where: Scoped) -> PinsResult:
     """All pins that apply now: global pins and this project's pins. Call it at the start of
     every task and follow what it returns."""
-    result = await service.pins(where)
-    return _result(result, _render.render_pins(result))
+    return await service.pins(where)
 
 
-@_tool(_REMOVES)
-async def memory_unpin(
-    service: Service,
-    where: Scoped,
-    *,
-    memory_id: MemoryId,
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, ChangeResult]:
+@_tool(_REMOVES, _render.render_change)
+async def memory_unpin(service: Service, where: Scoped, *, memory_id: MemoryId) -> ChangeResult:
     """Remove one pin by its id (from memory_pins). Refuses ids of ordinary memories."""
-    result = await service.unpin(memory_id, where)
-    return _result(result, _render.render_change(result))
+    return await service.unpin(memory_id, where)
 
 
-@_tool(_REMOVES)
+@_tool(_REMOVES, _render.render_change)
 async def memory_update(
     service: Service,
     where: Scoped,
     *,
     memory_id: MemoryId,
     text: Annotated[str, Field(description="The memory's new full text.")],
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, ChangeResult]:
+) -> ChangeResult:
     """Rewrite one memory by id, keeping its id and history (see memory_history). Reaches the
     project's and global's memories (pass project= for another project's); not pins."""
-    result = await service.update(memory_id, text, where)
-    return _result(result, _render.render_change(result))
+    return await service.update(memory_id, text, where)
 
 
-@_tool(_REMOVES)
-async def memory_delete(
-    service: Service,
-    where: Scoped,
-    *,
-    memory_id: MemoryId,
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, ChangeResult]:
+@_tool(_REMOVES, _render.render_change)
+async def memory_delete(service: Service, where: Scoped, *, memory_id: MemoryId) -> ChangeResult:
     """Delete one memory by id (the project's or global's; pass project= for another
     project's). Pins are removed with memory_unpin. There is no bulk delete."""
-    result = await service.delete(memory_id, where)
-    return _result(result, _render.render_change(result))
+    return await service.delete(memory_id, where)
 
 
-@_tool(_READ)
-async def memory_history(
-    service: Service,
-    where: Scoped,
-    *,
-    memory_id: MemoryId,
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, HistoryResult]:
+@_tool(_READ, _render.render_history)
+async def memory_history(service: Service, where: Scoped, *, memory_id: MemoryId) -> HistoryResult:
     """How one memory changed over time (added, updated, deleted), oldest first."""
-    result = await service.history(memory_id, where)
-    return _result(result, _render.render_history(result))
+    return await service.history(memory_id, where)
 
 
-@_tool(ToolAnnotations(destructive_hint=True))
+@_tool(ToolAnnotations(destructive_hint=True), _render.render_reset)
 async def memory_reset(
     service: Service,
     grant: Caller,
     reset_token: Annotated[
         str | None, Field(description="The reset token the user gave you for this wipe.")
     ] = None,
-) -> Annotated[CallToolResult, ResetResult]:
+) -> ResetResult:
     """Irreversibly wipe the WHOLE memory store (every project, global, pins). Needs the reset
     token, which only the human user holds: never guess it; without it this tool sends
     nothing and tells you to ask."""
-    result = await service.reset(reset_token, grant)
-    return _result(result, _render.render_reset(result))
+    return await service.reset(reset_token, grant)
 
 
 async def _readiness(service: MemoryService) -> dict[str, str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass
 
-from mem0_bridge import _adding, _by_id, _listing, _pins, _searching
+from mem0_bridge import _adding, _by_id, _listing, _models, _pins, _searching
 from mem0_bridge._access import EVERYTHING, Grant
 from mem0_bridge._by_id import Readable
 from mem0_bridge._concurrency import KeyedLocks
@@ -25,16 +25,6 @@ from mem0_bridge._grpc import skipped
 from mem0_bridge._inputs import check_reset_token
 from mem0_bridge._judge import JudgeClient
 from mem0_bridge._mem0 import LIST_CAP, Mem0Client, Mem0Error, Memory
-from mem0_bridge._models import (
-    AddResult,
-    ChangeResult,
-    HistoryResult,
-    ListResult,
-    PinResult,
-    PinsResult,
-    ResetResult,
-    SearchResult,
-)
 from mem0_bridge._pending import Reconciler
 from mem0_bridge._ranker import RankerClient
 from mem0_bridge._scopes import (
@@ -118,29 +108,31 @@ class MemoryService:
     async def list_one(self, namespace: str | None, top_k: int = LIST_CAP) -> list[Memory]:
         return await self.mem0.list_memories(user_id=self.user_id, run_id=namespace, top_k=top_k)
 
-    async def add(self, text: str, scope: Scope, where: Where) -> AddResult:
+    async def add(self, text: str, scope: Scope, where: Where) -> _models.AddResult:
         namespace = write_namespace(scope, where.key, where.project)
         where.grant.check(namespace, write=True)
         return await _adding.add(self, text, namespace)
 
-    async def search(self, query: str, scope: Scope, limit: int, where: Where) -> SearchResult:
+    async def search(
+        self, query: str, scope: Scope, limit: int, where: Where
+    ) -> _models.SearchResult:
         namespaces = where.readable_namespaces(scope, merge_global=True)
         return await _searching.search(self, query, namespaces, limit)
 
-    async def list_scope(self, scope: Scope, limit: int, where: Where) -> ListResult:
+    async def list_scope(self, scope: Scope, limit: int, where: Where) -> _models.ListResult:
         namespaces = where.readable_namespaces(scope, merge_global=False)
         return await _listing.list_scope(self, namespaces, limit)
 
-    async def recent(self, scope: Scope, limit: int, where: Where) -> ListResult:
+    async def recent(self, scope: Scope, limit: int, where: Where) -> _models.ListResult:
         namespaces = where.readable_namespaces(scope, merge_global=False)
         return await _listing.recent(self, namespaces, limit)
 
-    async def pin(self, text: str, scope: PinScope, where: Where) -> PinResult:
+    async def pin(self, text: str, scope: PinScope, where: Where) -> _models.PinResult:
         namespace = pin_namespace(scope, where.key, where.project)
         where.grant.check(namespace, write=True)
         return await _pins.pin(self, text, namespace)
 
-    async def pins(self, where: Where) -> PinsResult:
+    async def pins(self, where: Where) -> _models.PinsResult:
         local_name = where.key if where.key is not None else where.project
         local = None if local_name is None else pin_namespace("local", where.key, where.project)
         if local is not None:
@@ -151,20 +143,22 @@ class MemoryService:
         global_pins = PINS_GLOBAL if readable_global else None
         return await _pins.pins(self, global_pins, local, local_name)
 
-    async def unpin(self, memory_id: str, where: Where) -> ChangeResult:
+    async def unpin(self, memory_id: str, where: Where) -> _models.ChangeResult:
         return await _by_id.unpin(self, memory_id, where.readable(pins=True, writes=True))
 
-    async def update(self, memory_id: str, text: str, where: Where) -> ChangeResult:
+    async def update(self, memory_id: str, text: str, where: Where) -> _models.ChangeResult:
         readable = where.readable(pins=True, writes=True)
         return await _by_id.update(self, memory_id, text, readable)
 
-    async def delete(self, memory_id: str, where: Where) -> ChangeResult:
+    async def delete(self, memory_id: str, where: Where) -> _models.ChangeResult:
         return await _by_id.delete(self, memory_id, where.readable(pins=True, writes=True))
 
-    async def history(self, memory_id: str, where: Where) -> HistoryResult:
+    async def history(self, memory_id: str, where: Where) -> _models.HistoryResult:
         return await _by_id.history(self, memory_id, where.readable(pins=False, writes=False))
 
-    async def reset(self, reset_token: str | None, grant: Grant = EVERYTHING) -> ResetResult:
+    async def reset(
+        self, reset_token: str | None, grant: Grant = EVERYTHING
+    ) -> _models.ResetResult:
         """Wipe everything, only for the reset token this bridge holds.
 
         The bridge checks the token itself (in constant time) before anything is sent: mem0's
@@ -194,6 +188,6 @@ class MemoryService:
                 ) from exc
             raise
         failure = await self.ranker.forget(everything=True)
-        return ResetResult(
+        return _models.ResetResult(
             reset=True, notes=skipped(failure, "its mention and dedupe records were not cleared")
         )

@@ -121,7 +121,6 @@ WriteScope = Annotated[
 ]
 MemoryId = Annotated[str, Field(description="The memory's UUID, from a search or list hit.")]
 FactText = Annotated[str, Field(description="The fact, as one or a few plain sentences.")]
-
 ListLimit = Annotated[int, Field(ge=1, le=1000, description="Most memories to return.")]
 RecentLimit = Annotated[int, Field(ge=1, le=200, description="Most memories to return.")]
 

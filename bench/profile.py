@@ -131,13 +131,17 @@ def timed_bridge(recorder: Recorder) -> Iterator[None]:
     """Time every gRPC call of the ranker and judge clients and the service's add and search."""
     call, add, search = GrpcPeer.call, MemoryService.add, MemoryService.search
 
-    async def timed_call(self: GrpcPeer, method: Any, request: object, **kwargs: Any) -> Any:
+    async def timed_call(self: GrpcPeer[Any], method: Any, request: object, **kwargs: Any) -> Any:
         started = time.perf_counter()
         try:
             return await call(self, method, request, **kwargs)
         finally:
-            name = getattr(method, "_method", b"").decode(errors="replace").rsplit("/", 1)[-1]
-            recorder.add(Span(f"{self.name} {name}", started, time.perf_counter()))
+            # `method` picks the call from the stub (`lambda stub: stub.Rerank`).
+            picked = method(self._stub) if self._stub is not None else None
+            path = getattr(picked, "_method", b"").decode(errors="replace")
+            recorder.add(
+                Span(f"{self.name} {path.rsplit('/', 1)[-1]}", started, time.perf_counter())
+            )
 
     def timed(operation: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         async def run(*args: Any, **kwargs: Any) -> Any:

@@ -18,7 +18,10 @@ Systems compared, over the same store and the same scope (the query's project + 
 - `mem0_raw`: mem0-local's POST /search, top 10;
 - `bridge_rerank`: the bridge's `memory_search` with query rewriting off;
 - `bridge_rerank_rewrite`: the same with rewriting on (needs a judge; without one it equals
-  `bridge_rerank`, and is still reported so every table has the same rows).
+  `bridge_rerank`, and is still reported so every table has the same rows). A search uses a
+  question's rewrite only when it is at hand (kept from an earlier search, or back before the
+  question's own search is); here each question is asked once, so the bridge is told to wait
+  for it (`MEM0_REWRITE_WAIT_MS`), which measures what the rewrite does to recall.
 """
 
 from __future__ import annotations
@@ -107,6 +110,8 @@ class Services:
             "MEM0_TRANSPORT": "http",
             "MEM0_HTTP_PORT": "0",
             "MEM0_QUERY_REWRITE": "1" if rewrite else "0",
+            # Wait for a question's rewrite as long as its budget allows.
+            "MEM0_REWRITE_WAIT_MS": str(settings.rewrite_budget_ms),
             "MEM0_INFER": "0",
             "MEM0_SEARCH_OVERFETCH": str(overfetch),
             "MEM0_LOG_LEVEL": "WARNING",

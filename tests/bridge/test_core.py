@@ -312,6 +312,59 @@ async def test_a_zero_rewrite_budget_asks_the_judge_nothing(tmp_path: Path, core
     assert result.rewritten_query is None
 
 
+async def _kept(service: MemoryService, query: str) -> None:
+    """Wait until the background rewrite of `query` is back (bounded, not timed)."""
+    in_flight = service.rewrites.request(query)  # the one asked for already, if still out
+    assert in_flight is not None
+    with anyio.fail_after(10):
+        await in_flight.wait()
+
+
+async def test_a_question_is_not_held_by_its_rewrite_and_the_next_search_uses_it(
+    core: Core,
+) -> None:
+    question = "which port does the API use?"
+    core.judge.judge.rewrite = lambda _: "The API port is"
+    core.judge.judge.hold = anyio.Event()
+    await core.add("The API port is 8080")
+    async with anyio.create_task_group() as background:
+        background.start_soon(core.service.rewrites.run)
+        await anyio.wait_all_tasks_blocked()
+
+        first = await core.service.search(question, "project", 5, ALPHA)
+        core.judge.judge.hold.set()
+        await _kept(core.service, question)
+        second = await core.service.search(question, "project", 5, ALPHA)
+        background.cancel_scope.cancel()
+
+    assert first.rewritten_query is None
+    assert first.notes == []
+    assert [h.text for h in first.hits] == ["The API port is 8080"]
+    assert second.rewritten_query == "The API port is"
+    assert core.judge.judge.rewrites == [question]  # asked once: the second search kept it
+
+
+async def test_a_rewrite_is_awaited_within_the_rewrite_wait(core: Core) -> None:
+    service = core.configured(rewrite_wait_ms=60_000)
+    core.judge.judge.rewrite = lambda _: "The API port is"
+    await core.add("The API port is 8080")
+
+    result = await service.search("which port does the API use?", "project", 5, ALPHA)
+
+    assert result.rewritten_query == "The API port is"
+
+
+async def test_a_query_that_is_no_question_is_not_sent_to_the_judge(core: Core) -> None:
+    service = core.configured(rewrite_wait_ms=60_000)
+    core.judge.judge.rewrite = lambda _: "never asked"
+    await core.add("The API port is 8080")
+
+    result = await service.search("API port", "project", 5, ALPHA)
+
+    assert result.rewritten_query is None
+    assert core.judge.judge.rewrites == []
+
+
 # --- 10. text that cannot be sent is refused before anything is sent --------------------------
 
 

@@ -1,8 +1,9 @@
 """ScriptedJudge: the judge's gRPC API on a loopback port, answering from a test's script.
 
 For the bridge core's fast tests: the verdicts come from a function of (fact, candidate text),
-and the judge can be told to fail (a status code) or to report that it has no LLM, so every
-path of reconcile-on-add runs in milliseconds without an LLM. The real judge service is tested
+and the judge can be told to fail (a status code), to report that it has no LLM, or to hold
+its answers until a test releases them (a slow LLM, without a clock), so every path of
+reconcile-on-add runs in milliseconds without an LLM. The real judge service is tested
 against the fake LLM elsewhere.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import anyio
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
@@ -32,11 +34,20 @@ class ScriptedJudge(judge_pb2_grpc.JudgeServiceServicer):
     failure: grpc.StatusCode | None = None
     compares: list[tuple[str, list[str]]] = field(default_factory=list)
     rewrites: list[str] = field(default_factory=list)
+    #: The statement a question becomes; None: every query is left as it is.
+    rewrite: Callable[[str], str] | None = None
+    #: Set: every call waits for it before answering (as behind a slow LLM).
+    hold: anyio.Event | None = None
+
+    async def _held(self) -> None:
+        if self.hold is not None:
+            await self.hold.wait()
 
     async def Compare(  # noqa: N802 - gRPC method name
         self, request: judge_pb2.CompareRequest, context: grpc.aio.ServicerContext
     ) -> judge_pb2.CompareResponse:
         self.compares.append((request.fact, [c.text for c in request.candidates]))
+        await self._held()
         if self.failure is not None:
             await context.abort(self.failure, "scripted failure")
         return judge_pb2.CompareResponse(
@@ -52,9 +63,12 @@ class ScriptedJudge(judge_pb2_grpc.JudgeServiceServicer):
         self, request: judge_pb2.RewriteRequest, context: grpc.aio.ServicerContext
     ) -> judge_pb2.RewriteResponse:
         self.rewrites.append(request.query)
+        await self._held()
         if self.failure is not None:
             await context.abort(self.failure, "scripted failure")
-        return judge_pb2.RewriteResponse(statement=request.query, rewritten=False)
+        if self.rewrite is None:
+            return judge_pb2.RewriteResponse(statement=request.query, rewritten=False)
+        return judge_pb2.RewriteResponse(statement=self.rewrite(request.query), rewritten=True)
 
 
 class RunningJudge:

@@ -1,16 +1,19 @@
 """memory_search: one over-fetching mem0 search, the rewritten question beside it, reranked.
 
-The raw query and the statement a question is rewritten to (within the latency budget) are
-searched concurrently, merged by id on one scale (mem0's undivided score, see `on_one_scale`),
-and reranked by the ranker; whatever a helper cannot do (judge down, over budget, ranker down)
-leaves mem0's results standing, with a note.
+The raw query and the statement a question is rewritten to are searched concurrently, merged by
+id on one scale (mem0's undivided score, see `on_one_scale`), and reranked by the ranker;
+whatever a helper cannot do (judge down, over budget, ranker down) leaves mem0's results
+standing, with a note. A search never waits on the LLM: the rewrite is searched when it is at
+hand, kept from an earlier search of the question or back before the raw query's own search is
+(`_rewrites`), and otherwise fetched in the background for the next time.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -19,11 +22,12 @@ import anyio
 
 from mem0_bridge._concurrency import both
 from mem0_bridge._grpc import PeerFailure
-from mem0_bridge._inputs import check_text, same_text
+from mem0_bridge._inputs import check_text
 from mem0_bridge._mem0 import Mem0Error, Memory, newest_time
 from mem0_bridge._models import SearchResult
 from mem0_bridge._ranker import RankCandidate
 from mem0_bridge._render import to_hit
+from mem0_bridge._rewrites import Rewrite, Rewrites
 from mem0_bridge._scopes import is_pin_namespace
 from mem0_bridge._wording import same_values
 from mem0mcp import contract
@@ -58,11 +62,18 @@ async def search(
     """Search `namespaces` (None: all of the user's, pins excluded) for `query`."""
     query = check_text(query, "query")
     top_k = min(limit * service.settings.search_overfetch, SEARCH_CAP)
+    window = _Window(service.settings.rewrite_wait_ms / 1000)
+
+    async def raw_search() -> list[Memory]:
+        try:
+            return await service.mem0.search(
+                query, user_id=service.user_id, run_id=namespaces, top_k=top_k
+            )
+        finally:
+            window.raw_done()
+
     raw, rewritten = await both(
-        functools.partial(
-            service.mem0.search, query, user_id=service.user_id, run_id=namespaces, top_k=top_k
-        ),
-        functools.partial(rewritten_search, service, query, namespaces, top_k),
+        raw_search, functools.partial(rewritten_search, service, query, namespaces, top_k, window)
     )
     relative = on_one_scale(raw, rewritten.hits)
     merged = {memory.id: memory for memory, _ in relative.values()}
@@ -180,21 +191,61 @@ def on_one_scale(*found: Sequence[Memory]) -> dict[str, tuple[Memory, float]]:
     return merged
 
 
+class _Window:
+    """How long a search may wait for its question's rewrite: its budget, and no longer than
+    the raw query's own search, plus `MEM0_REWRITE_WAIT_MS` (0 by default)."""
+
+    def __init__(self, wait: float) -> None:
+        self._wait = wait
+        self._raw_done_at: float | None = None
+        self._scope: anyio.CancelScope | None = None
+
+    @contextmanager
+    def waiting(self, budget: float) -> Iterator[anyio.CancelScope]:
+        deadline = anyio.current_time() + budget
+        if self._raw_done_at is not None:
+            deadline = min(deadline, self._raw_done_at + self._wait)
+        with anyio.CancelScope(deadline=deadline) as scope:
+            self._scope = scope
+            try:
+                yield scope
+            finally:
+                self._scope = None
+
+    def raw_done(self) -> None:
+        self._raw_done_at = anyio.current_time()
+        if self._scope is not None:
+            self._scope.deadline = min(self._scope.deadline, self._raw_done_at + self._wait)
+
+
 async def rewritten_search(
-    service: MemoryService, query: str, namespaces: Sequence[str] | None, top_k: int
+    service: MemoryService,
+    query: str,
+    namespaces: Sequence[str] | None,
+    top_k: int,
+    window: _Window,
 ) -> _Rewritten:
-    """Search the statement that would answer a question, within the latency budget.
+    """Search the statement that would answer a question, when it is at hand in time.
 
     Best effort: whatever goes wrong (judge down, slow, mem0 failing on this second search)
     leaves the raw query's results standing, with a note when worth telling.
     """
-    budget = service.settings.rewrite_budget_ms / 1000
+    settings = service.settings
+    budget = settings.rewrite_budget_ms / 1000
+    # A budget of 0 means no rewrite at all, not a call that is bound to miss its deadline.
+    if not settings.query_rewrite or budget <= 0 or not Rewrites.worth_asking(query):
+        return _Rewritten()
     started = anyio.current_time()
-    statement = await _statement(service, query, budget)
-    if not isinstance(statement, str):
-        return statement
-    # The gRPC deadline bounded the rewrite; the rest of the budget bounds this search (an httpx
-    # call cancels cleanly, a cancelled gRPC call may not).
+    rewrite = service.rewrites.kept(query)
+    if rewrite is None:
+        fetched = await _fetched_in_time(service, query, budget, window)
+        if isinstance(fetched, _Rewritten):
+            return fetched
+        rewrite = fetched
+    statement = rewrite.statement
+    if statement is None:
+        return _Rewritten()
+    # The rest of the budget bounds this search (an httpx call cancels cleanly).
     with anyio.move_on_after(budget - (anyio.current_time() - started)):
         try:
             found = await service.mem0.search(
@@ -207,22 +258,26 @@ async def rewritten_search(
     return _Rewritten(notes=[OVER_BUDGET])
 
 
-async def _statement(service: MemoryService, query: str, budget: float) -> str | _Rewritten:
-    """The statement worth searching besides `query`, or the (empty) outcome without one.
-
-    A budget of 0 means no rewrite at all, not a call that is bound to miss its deadline.
-    """
-    if (
-        not service.settings.query_rewrite
-        or budget <= 0
-        or await service.judge.usable() is not None
-    ):
+async def _fetched_in_time(
+    service: MemoryService, query: str, budget: float, window: _Window
+) -> Rewrite | _Rewritten:
+    """Ask for the rewrite (in the background) and wait for it while the window is open; the
+    rewrite, or the (empty) outcome without one."""
+    if await service.judge.usable() is not None:
         return _Rewritten()
-    answer = await service.judge.rewrite(query, deadline=budget)
-    if isinstance(answer, PeerFailure):
-        if answer.timed_out:
-            return _Rewritten(notes=[OVER_BUDGET])
-        return _Rewritten(notes=[answer.note("the question was searched as asked, not rewritten")])
-    if answer is None or same_text(answer, query):
+    rewrites = service.rewrites
+    done = rewrites.request(query)
+    with window.waiting(budget) as waiting:
+        if done is not None:
+            await done.wait()
+        else:  # no background worker: ask now, within this search's window
+            await rewrites.rewrite_now(query, deadline=budget)
+    if waiting.cancelled_caught:  # not back in time; kept for the next search when it is
         return _Rewritten()
-    return answer
+    rewrite = rewrites.kept(query)
+    if rewrite is not None:
+        return rewrite
+    failure = rewrites.failure(query)
+    if failure is not None and not failure.timed_out:
+        return _Rewritten(notes=[failure.note("the question was searched as asked, not rewritten")])
+    return _Rewritten()

@@ -562,6 +562,7 @@ def create_server(
         try:
             async with anyio.create_task_group() as background:
                 background.start_soon(state.service.reconciler.run)
+                background.start_soon(state.service.rewrites.run)
                 try:
                     yield state
                 finally:

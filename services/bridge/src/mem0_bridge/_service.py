@@ -27,6 +27,7 @@ from mem0_bridge._judge import JudgeClient
 from mem0_bridge._mem0 import LIST_CAP, Mem0Client, Mem0Error, Memory
 from mem0_bridge._pending import Reconciler
 from mem0_bridge._ranker import RankerClient
+from mem0_bridge._rewrites import Rewrites
 from mem0_bridge._scopes import (
     GLOBAL,
     PIN_PREFIX,
@@ -96,6 +97,7 @@ class MemoryService:
         #: it); adds in different scopes run concurrently.
         self.scope_locks = KeyedLocks()
         self.reconciler = Reconciler(self)
+        self.rewrites = Rewrites(judge, settings.judge_timeout_seconds)
 
     @property
     def user_id(self) -> str:

@@ -77,6 +77,14 @@ class BridgeTuning(TuningSettings):
         "memories, which may be versions of one fact. Lower relates look-alike facts; higher "
         "misses changes said in other words.",
     )
+    rewrite_wait_ms: int = Field(
+        default=0,
+        ge=0,
+        description="How long past the question's own mem0 search a search waits for a rewrite "
+        "not kept from an earlier search of the question (it is fetched in the background and "
+        "kept either way). 0: no search waits on the LLM. The recall benchmark sets it to the "
+        "rewrite budget, to measure what the rewrite itself does.",
+    )
     judge_max_candidates: int = Field(
         default=5,
         ge=1,

@@ -6,6 +6,7 @@ from mem0_common._keepalive import CLIENT_KEEPALIVE_EXPIRY_SECONDS, SERVER_KEEP_
 from mem0_common._logging import announce_listening, configure_logging, request_id_var
 from mem0_common._metrics import MetricsEndpoint
 from mem0_common._process import ServiceProcess
+from mem0_common._questions import is_question
 from mem0_common._quoting import QUOTE_LIMIT, bare_or_quoted, quote_input
 from mem0_common._server import GrpcServer, ServiceRegistration, serve_until_signalled
 from mem0_common._settings import RARELY_SET, GrpcServiceSettings, ServiceSettings, TuningSettings
@@ -28,6 +29,7 @@ __all__ = [
     "announce_listening",
     "bare_or_quoted",
     "configure_logging",
+    "is_question",
     "private_files",
     "quote_input",
     "render_env_table",

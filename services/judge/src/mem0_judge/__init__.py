@@ -1,6 +1,7 @@
 """mem0-judge: an OpenAI-compatible LLM behind gRPC that judges restated/superseded facts and
 rewrites question queries into statements (HyDE-lite). See `_servicer` for the status codes."""
 
+from mem0_common import is_question
 from mem0_judge._answers import REWRITE_SCHEMA, JudgementAnswer, compare_schema
 from mem0_judge._cache import TTLCache
 from mem0_judge._errors import (
@@ -20,7 +21,6 @@ from mem0_judge._llm import (
     retry_after_seconds,
 )
 from mem0_judge._prompts import compare_messages, load_prompt, rewrite_messages
-from mem0_judge._questions import is_question
 from mem0_judge._server import JudgeServer, build_server
 from mem0_judge._servicer import LLM_HEALTH_SERVICE, NOT_CONFIGURED_MESSAGE, SERVICE_FULL_NAME
 from mem0_judge._settings import JudgeSettings

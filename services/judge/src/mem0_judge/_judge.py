@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from mem0_common import is_question
 from mem0_judge._answers import (
     REWRITE_SCHEMA,
     JudgementAnswer,
@@ -19,7 +20,6 @@ from mem0_judge._health import LLMHealth
 from mem0_judge._llm import LLMClient
 from mem0_judge._metrics import REWRITE_CACHE
 from mem0_judge._prompts import compare_messages, rewrite_messages
-from mem0_judge._questions import is_question
 
 _T = TypeVar("_T")
 

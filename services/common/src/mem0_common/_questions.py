@@ -1,4 +1,5 @@
-"""Is a search query a question? Only questions are worth an LLM rewrite.
+"""Is a search query a question? Only questions are worth an LLM rewrite (the judge rewrites
+them; the bridge asks it only for them).
 
 A statement already reads like the memories it should match, so it passes through unchanged at no
 cost. English only: a query ending in `?`, or starting with an interrogative or an auxiliary verb

@@ -7,6 +7,7 @@ message tells an agent what to do about it rather than echoing a status code.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import ssl
 from collections.abc import Mapping, Sequence
@@ -15,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from mem0_bridge._lifetime import Lifetime
 from mem0_bridge._settings import BridgeSettings
 from mem0_common import CLIENT_KEEPALIVE_EXPIRY_SECONDS
 from mem0mcp.contract import MAX_ID_CHARS, max_items
@@ -88,6 +90,11 @@ class Memory:
             return ()
         found = (v for v in value if isinstance(v, str) and 0 < len(v) <= MAX_ID_CHARS)
         return tuple(itertools.islice(found, MAX_RELATED))
+
+    @functools.cached_property
+    def lifetime(self) -> Lifetime:
+        """When the memory's value held, and what superseded or absorbed it (`_lifetime`)."""
+        return Lifetime.of(self.metadata, self.created_at)
 
     @property
     def similarity_to_query(self) -> float:
@@ -305,8 +312,19 @@ class Mem0Client:
             raise
         return Memory.from_api(answer) if isinstance(answer, dict) and answer.get("id") else None
 
-    async def update(self, memory_id: str, text: str) -> None:
-        await self._request("PUT", f"/memories/{memory_id}", what="the update", json={"text": text})
+    async def update(
+        self, memory_id: str, text: str | None = None, *, metadata: Mapping[str, Any] | None = None
+    ) -> None:
+        """Rewrite the text, merge `metadata` into the memory's own (mem0 merges key by key),
+        or both in one request."""
+        body: dict[str, Any] = {}
+        if text is not None:
+            body["text"] = text
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+        if not body:
+            raise ValueError("update() needs a text or metadata")
+        await self._request("PUT", f"/memories/{memory_id}", what="the update", json=body)
 
     async def delete(self, memory_id: str) -> None:
         await self._request("DELETE", f"/memories/{memory_id}", what="the delete")

@@ -1,34 +1,62 @@
-"""Check or rewrite the README's environment-variable table from the services' settings classes.
+"""Check or rewrite the variable tables from the services' settings classes.
 
-`tests/test_env_table.py` runs the check, so a variable added to code without a README row fails
-the build; `make env-table` rewrites the table.
+The README's tables list what an operator sets; bench/README.md's tuning table lists the tuning
+constants and test clocks (`mem0_common.env_table` says which is which). `tests/test_env_table.py`
+runs the check, so a variable added to code without a row fails the build; `make env-table`
+rewrites both tables.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from mem0_bridge import BridgeSettings
 from mem0_common import ServiceSettings
-from mem0_common.env_table import BEGIN_MARKER, END_MARKER, render_env_table
+from mem0_common.env_table import (
+    BEGIN_MARKER,
+    END_MARKER,
+    TUNING_BEGIN_MARKER,
+    TUNING_END_MARKER,
+    render_env_table,
+    render_tuning_table,
+)
 from mem0_judge import JudgeSettings
 from mem0_local import Mem0LocalSettings
 from mem0_ranker import RankerSettings
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+BENCH_README = ROOT / "bench" / "README.md"
 
 
 def all_settings_classes() -> list[type[ServiceSettings]]:
-    """Every service's settings object, in the order the README lists them."""
+    """Every service's settings object, in the order the tables list them."""
     return [BridgeSettings, Mem0LocalSettings, RankerSettings, JudgeSettings]
 
 
+def _replaced(text: str, begin: str, end: str, block: str) -> str:
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{block}\n{end}{tail}"
+
+
 def rewritten(readme: str) -> str:
-    head, rest = readme.split(BEGIN_MARKER, 1)
-    _, tail = rest.split(END_MARKER, 1)
-    table = render_env_table(all_settings_classes())
-    return f"{head}{BEGIN_MARKER}\n{table}\n{END_MARKER}{tail}"
+    """README.md with its operator tables rendered from the settings classes."""
+    return _replaced(readme, BEGIN_MARKER, END_MARKER, render_env_table(all_settings_classes()))
+
+
+def rewritten_bench(bench_readme: str) -> str:
+    """bench/README.md with its tuning table rendered from the settings classes."""
+    table = render_tuning_table(all_settings_classes())
+    return _replaced(bench_readme, TUNING_BEGIN_MARKER, TUNING_END_MARKER, table)
+
+
+TARGETS: tuple[tuple[Path, Callable[[str], str]], ...] = (
+    (README, rewritten),
+    (BENCH_README, rewritten_bench),
+)
 
 
 def main() -> int:
@@ -37,17 +65,20 @@ def main() -> int:
     mode.add_argument("--check", action="store_true")
     mode.add_argument("--write", action="store_true")
     args = parser.parse_args()
-    current = README.read_text()
-    wanted = rewritten(current)
-    if args.write:
-        README.write_text(wanted)
-        print("README.md: variable table rewritten")
-        return 0
-    if current != wanted:
-        print("README.md's variable table is out of date; run `make env-table`")
-        return 1
-    print("README.md: variable table matches the settings classes")
-    return 0
+    stale = 0
+    for path, rewrite in TARGETS:
+        name = path.relative_to(ROOT)
+        current = path.read_text()
+        wanted = rewrite(current)
+        if args.write:
+            path.write_text(wanted)
+            print(f"{name}: variable table rewritten")
+        elif current != wanted:
+            print(f"{name}'s variable table is out of date; run `make env-table`")
+            stale += 1
+        else:
+            print(f"{name}: variable table matches the settings classes")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """The bridge's settings: one typed object read once from `MEM0_*` variables and passed down.
 
-The names of both seed documents are accepted: the first seed's names are primary, the second
-seed's (`MEM0_URL`, `MEM0_USER_ID`, `MCP_TRANSPORT`, `REINFORCEMENT_PREFILTER_THRESHOLD`) are
-aliases, so a deployment written for either keeps working.
+`BridgeSettings` holds what an operator sets; it inherits `BridgeTuning`, the retrieval constants
+the benchmarks chose, so both are read alike (`settings.<field>`). Older names (`MEM0_URL`,
+`MEM0_USER_ID`, `MCP_TRANSPORT`, `REINFORCEMENT_PREFILTER_THRESHOLD`) are accepted as aliases, so
+a deployment written with them keeps working.
 """
 
 from __future__ import annotations
@@ -13,14 +14,81 @@ from typing import ClassVar, Literal
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from mem0_common import ServiceSettings
+from mem0_common import RARELY_SET, ServiceSettings, TuningSettings
 from mem0mcp.contract import MAX_COMPARE_CANDIDATES
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
-class BridgeSettings(ServiceSettings):
-    """Everything the MCP bridge reads from the environment."""
+class BridgeTuning(TuningSettings):
+    """Retrieval and reconcile constants: not for operators.
+
+    Their defaults were chosen on the retrieval benchmark (`make eval`, `make eval-floor`,
+    `make eval-sweep`); bench/README.md gives the findings.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="MEM0_", extra="ignore", frozen=True, populate_by_name=True
+    )
+
+    search_overfetch: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="Search fetches limit x this many hits from mem0 before reranking, so the "
+        "ranker can lift a hit mem0 placed below the limit.",
+    )
+    reinforcement_prefilter_threshold: float = Field(
+        default=0.3,
+        ge=0,
+        le=1,
+        validation_alias=AliasChoices(
+            "MEM0_REINFORCEMENT_PREFILTER_THRESHOLD", "REINFORCEMENT_PREFILTER_THRESHOLD"
+        ),
+        description="mem0 score a stored memory needs to be shown to the judge on add: a cheap "
+        "filter that spares the judge memories too far from the new fact to be the same one.",
+    )
+    verdict_similarity_floor: float = Field(
+        default=0.92,
+        ge=0,
+        le=1,
+        description="Semantic similarity (mem0's cosine part of the score) a stored memory "
+        "needs for the judge's SAME or SUPERSEDES on it to be acted on, unless the two "
+        "statements differ only in their values; otherwise the new fact is stored as its own "
+        "memory, since a wrong verdict on two different facts would destroy one of them. The "
+        "default keeps every fact even with a judge that is often wrong; lower it only for a "
+        "judge measured as reliable (`make eval-judge`).",
+    )
+    echo_similarity_floor: float = Field(
+        default=0.84,
+        ge=0,
+        le=1,
+        description="Semantic similarity a stored memory needs for a SAME verdict the floor above "
+        "kept apart to count as a mention of it (a restatement in other words). Below it the "
+        "SAME is ignored: a pair that far apart is often the same value of another subject, "
+        "and counting it would lift another fact's memory.",
+    )
+    related_similarity_floor: float = Field(
+        default=0.7,
+        ge=0,
+        le=1,
+        description="Semantic similarity at which a new memory is stored as related to a close "
+        "older one (its metadata `related_ids`): the ranker lets recency order only related "
+        "memories, which may be versions of one fact. Lower relates look-alike facts; higher "
+        "misses changes said in other words.",
+    )
+    judge_max_candidates: int = Field(
+        default=5,
+        ge=1,
+        le=MAX_COMPARE_CANDIDATES,
+        description="Most candidates the judge compares a new fact with (the protocol allows "
+        f"{MAX_COMPARE_CANDIDATES}); each one lengthens the judge's prompt.",
+    )
+
+
+class BridgeSettings(ServiceSettings, BridgeTuning):
+    """Everything the MCP bridge reads from the environment: what an operator sets here, the
+    tuning constants through `BridgeTuning`."""
 
     model_config = SettingsConfigDict(
         env_prefix="MEM0_", extra="ignore", frozen=True, populate_by_name=True
@@ -46,6 +114,7 @@ class BridgeSettings(ServiceSettings):
     insecure_tls: bool = Field(
         default=False,
         description="`1` skips verifying mem0's TLS certificate; prefer MEM0_CA_BUNDLE.",
+        json_schema_extra=RARELY_SET,
     )
     ca_bundle: Path | None = Field(
         default=None,
@@ -68,12 +137,16 @@ class BridgeSettings(ServiceSettings):
         description="Fixed project scope, used instead of deriving it from git, cwd or MCP roots.",
     )
     timeout_seconds: float = Field(
-        default=10.0, gt=0, description="Timeout of every mem0 request except inferring adds."
+        default=10.0,
+        gt=0,
+        description="Timeout of every mem0 request except inferring adds.",
+        json_schema_extra=RARELY_SET,
     )
     add_timeout_seconds: float = Field(
         default=45.0,
         gt=0,
         description="Timeout of a mem0 add that infers (the server runs an LLM call).",
+        json_schema_extra=RARELY_SET,
     )
     ranker_address: str = Field(
         default="127.0.0.1:50051",
@@ -84,68 +157,22 @@ class BridgeSettings(ServiceSettings):
         description="host:port of the judge (gRPC); empty runs without reconcile and rewrite.",
     )
     ranker_timeout_seconds: float = Field(
-        default=2.0, gt=0, description="Deadline of each ranker call; past it the bridge degrades."
+        default=2.0,
+        gt=0,
+        description="Deadline of each ranker call; past it the bridge degrades.",
+        json_schema_extra=RARELY_SET,
     )
     judge_timeout_seconds: float = Field(
         default=20.0,
         gt=0,
         description="Deadline of each judge Compare call; past it the add proceeds unjudged.",
+        json_schema_extra=RARELY_SET,
     )
     rewrite_budget_ms: int = Field(
         default=1500,
         ge=0,
         description="Time budget of the query rewrite plus its search; past it, raw results only.",
-    )
-    search_overfetch: int = Field(
-        default=3,
-        ge=1,
-        le=20,
-        description="Search fetches limit x this many hits from mem0 before reranking.",
-    )
-    reinforcement_prefilter_threshold: float = Field(
-        default=0.3,
-        ge=0,
-        le=1,
-        validation_alias=AliasChoices(
-            "MEM0_REINFORCEMENT_PREFILTER_THRESHOLD", "REINFORCEMENT_PREFILTER_THRESHOLD"
-        ),
-        description="mem0 score a stored memory needs to be shown to the judge on add.",
-    )
-    verdict_similarity_floor: float = Field(
-        default=0.92,
-        ge=0,
-        le=1,
-        description="Semantic similarity (mem0's cosine part of the score) a stored memory "
-        "needs for the judge's SAME or SUPERSEDES on it to be acted on, unless the two "
-        "statements differ only in their values; otherwise the new fact is stored as its own "
-        "memory (a wrong verdict must not destroy a fact). The lowest floor with no fact lost on "
-        "`make eval-floor`. Lower it only for a judge measured as reliable (`make eval-judge`): on "
-        "the eval a judge wrong on 10% of pairs lost no fact at 0.85 and 12 of 465 at 0.7.",
-    )
-    echo_similarity_floor: float = Field(
-        default=0.84,
-        ge=0,
-        le=1,
-        description="Semantic similarity a stored memory needs for a SAME verdict the floor above "
-        "kept apart to count as a mention of it (a restatement in other words). On `make eval` "
-        "with the fake judge, counting every such SAME gave 71 mentions, 50 of them to another "
-        "fact's memory (same attribute and value, another subject); from 0.84 up, 17 and 1, "
-        "with the same recall.",
-    )
-    related_similarity_floor: float = Field(
-        default=0.7,
-        ge=0,
-        le=1,
-        description="Semantic similarity at which a new memory is stored as related to a close "
-        "older one (its metadata `related_ids`): the ranker lets recency order only related "
-        "memories, which may be versions of one fact. Chosen on `make eval-sweep`.",
-    )
-    judge_max_candidates: int = Field(
-        default=5,
-        ge=1,
-        le=MAX_COMPARE_CANDIDATES,
-        description="Most candidates the judge compares a new fact with (the protocol allows "
-        f"{MAX_COMPARE_CANDIDATES}).",
+        json_schema_extra=RARELY_SET,
     )
     reset_token: str | None = Field(
         default=None,
@@ -155,6 +182,7 @@ class BridgeSettings(ServiceSettings):
     reset_token_file: Path | None = Field(
         default=None,
         description="File holding the reset token (its first line), instead of MEM0_RESET_TOKEN.",
+        json_schema_extra=RARELY_SET,
     )
     transport: Literal["stdio", "http"] = Field(
         default="stdio",
@@ -166,7 +194,11 @@ class BridgeSettings(ServiceSettings):
         description="Address the HTTP transport binds; non-loopback needs MEM0_HTTP_BEARER_TOKEN.",
     )
     http_port: int = Field(
-        default=8001, ge=0, le=65535, description="HTTP transport port; 0 picks a free one."
+        default=8001,
+        ge=0,
+        le=65535,
+        description="HTTP transport port; 0 picks a free one.",
+        json_schema_extra=RARELY_SET,
     )
     http_bearer_token: str | None = Field(
         default=None,
@@ -185,7 +217,7 @@ class BridgeSettings(ServiceSettings):
     @field_validator("transport", mode="before")
     @classmethod
     def _transport_alias(cls, value: object) -> object:
-        # The second seed spells the HTTP transport `streamable-http`.
+        # `streamable-http` is the MCP specification's name for the HTTP transport.
         if isinstance(value, str) and value.strip().lower() in {"streamable-http", "http"}:
             return "http"
         return value.strip().lower() if isinstance(value, str) else value

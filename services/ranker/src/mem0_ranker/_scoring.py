@@ -1,45 +1,22 @@
 """The rerank formula, kept pure so its properties can be tested without a database or a server.
 
 score = similarity * (1 + alpha * ln(1 + mentions)) * recency      (for candidates in the band)
-mentions = the counted mentions of the memory's fact: its own, plus one for each restatement
-           among the candidates (a memory stating its values again in other words) and theirs
+mentions = the memory's counted mentions, plus one for each candidate restating its fact in other
+           words (`restatements`, either way round and through each other) and theirs
 recency = freshness / freshness of the freshest candidate related to it (itself included)
-freshness = floor + (1 - floor) * 0.5 ** (age_days / half_life_days)
+freshness = floor + (1 - floor) * 0.5 ** (age_days / half_life_days), the age running from the
+            newest of its updated (else created) time, last counted reinforcement, `restated_at`
 
-Age runs from a memory's newest activity (mem0's updated time, else its created time, the
-last counted reinforcement, or the last time the caller saw its values stated again by a related
-memory of its own, `restated_at`; whichever is newest), so restating a fact also freshens it,
-whether the restatement was folded into the memory or kept beside it.
-
-Mentions and recency are tie-breakers between candidates that match the query about equally
-well, not a way to lift a weaker match over a better one: on the eval, a boost applied to every
-candidate let a much-mentioned or fresh memory of another fact overtake the right answer (and
-lost hit@1 on static facts, which no boost should touch). So they act only inside the *band*:
-candidates whose similarity is at least `best * (1 - margin)`, where `best` is the highest
-similarity of the request. Candidates below the band keep mem0's similarity order after every
-candidate of the band, with the score `similarity * lowest band score / best`, so scores still
-fall as ranks do. `margin = 1` puts every candidate in the band (the unbanded formula).
-
-Age counts against a memory only next to a fresher *related* one: candidates the caller says
-were stored close to each other (`related`, either way round, and through each other), so
-possibly versions of one fact. Between unrelated candidates an age says nothing about which
-one a query wants (a port stated in March and a timeout stated in May), and letting it decide
-within the band was a coin flip that lost static and look-alike facts on the eval. A memory
-with no fresher related candidate keeps its whole score (recency 1).
-
-A fact said again in other words is often a memory of its own (no judge, or the verdict guard
-kept the restatement apart), and each wording then holds none of the others' mentions: the
-fact said six times in three wordings looked like three facts said twice. The caller names a
-candidate's restatements (`restatements`, either way round and through each other), and every
-statement of the fact counts for each of them.
-
-Much-repeated facts reach further: a candidate whose fact was stated at least
-`mention_band_min` times beyond the first may be lifted by its mentions from as far as
-`mention_margin` below the best similarity (wider than the band). A query that does not say
-which of several services it means ("the service's log level") matches the one said six times
-no better than one said once, and often worse by a few percent of wording; one restatement is
-too little evidence to reach that far (on the eval it lifted other facts' memories over static
-ones). Recency then applies to such a candidate as to any in the band.
+Mentions and recency only break near-ties, so that they never lift a clearly weaker match: they
+act inside the *band*, the candidates whose similarity is at least `best * (1 - margin)` (`best`:
+the request's highest). A fact stated at least `mention_band_min` times beyond the first joins
+the band from `mention_margin` below `best`, since a query that does not name its subject may
+match it a little worse than a neighbour said once. The others follow the band in mem0's order,
+scored `similarity * lowest band score / best` so scores still fall as ranks do; `margin = 1`
+puts every candidate in the band. Age counts only next to a fresher *related* candidate
+(`related`, either way round and through each other: stored close together, so possibly versions
+of one fact); between unrelated memories an age says nothing about which one a query wants.
+bench/README.md gives what the benchmarks found for each of these choices.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The ranker's settings: every scoring and storage knob, read once from `RANKER_*` variables."""
+"""The ranker's settings, read once from `RANKER_*` variables: how it listens and where it keeps
+its records (`RankerSettings`), and the scoring constants the benchmarks chose (`RankerTuning`)."""
 
 from __future__ import annotations
 
@@ -8,72 +9,18 @@ from typing import ClassVar
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
-from mem0_common import GrpcServiceSettings
+from mem0_common import RARELY_SET, GrpcServiceSettings, TuningSettings
 
 
-class RankerSettings(GrpcServiceSettings):
-    """How the ranker listens, where it keeps its records and how it scores."""
+class RankerTuning(TuningSettings):
+    """The rerank formula's constants (`_scoring`) and the test clock: not for operators.
+
+    The constants' defaults were chosen on the retrieval benchmark (bench/README.md gives the
+    findings); the clock lets a benchmark replay months in minutes.
+    """
 
     model_config = SettingsConfigDict(env_prefix="RANKER_", extra="ignore", frozen=True)
-    service_name: ClassVar[str] = "ranker"
 
-    port: int = Field(default=50051, ge=0, le=65535, description="gRPC port; 0 picks a free one.")
-    metrics_port: int = Field(
-        default=9151,
-        ge=-1,
-        le=65535,
-        description="Prometheus metrics HTTP port; 0 picks a free one, -1 turns metrics off.",
-    )
-    database_url: str | None = Field(
-        default=None,
-        description=(
-            "PostgreSQL URL (`postgresql://...`) shared by several ranker replicas; "
-            "unset keeps the records in the SQLite file `RANKER_DB_PATH`."
-        ),
-    )
-    db_path: Path = Field(
-        # Not relative to the working directory: where the service is started from must not
-        # decide where its acknowledged writes live.
-        default=Path("~/.local/share/mem0-ranker/ranker.sqlite3"),
-        description="SQLite file used when `RANKER_DATABASE_URL` is unset (folder created).",
-    )
-    pg_pool_max: int = Field(
-        default=8, ge=1, le=256, description="Largest PostgreSQL connection pool per replica."
-    )
-    pg_timeout_seconds: float = Field(
-        default=5.0,
-        gt=0,
-        description=(
-            "How long a call waits for a PostgreSQL connection before failing with UNAVAILABLE."
-        ),
-    )
-    mention_cache_size: int = Field(
-        default=100_000,
-        ge=0,
-        description=(
-            "Most memories whose mention row (or its absence) is kept in memory, so reranking "
-            "hot memories skips the database; about 250 bytes each; 0 turns the cache off."
-        ),
-    )
-    mention_cache_ttl_seconds: float = Field(
-        default=1.0,
-        ge=0,
-        description=(
-            "PostgreSQL only: seconds a cached mention row is used before it is read again, "
-            "which bounds how late another replica's Reinforce or Forget shows in this one's "
-            "reranks; 0 turns the cache off. With SQLite the cache is exact and never expires."
-        ),
-    )
-    dedupe_window_seconds: float = Field(
-        default=7 * 24 * 3600.0,
-        ge=0,
-        description="An identical text in the same scope within this many seconds is a duplicate.",
-    )
-    reinforce_debounce_seconds: float = Field(
-        default=3600.0,
-        ge=0,
-        description="A memory's mention count rises at most once per this many seconds.",
-    )
     alpha: float = Field(
         default=0.2,
         ge=0,
@@ -101,8 +48,9 @@ class RankerSettings(GrpcServiceSettings):
         le=1,
         description=(
             "Mentions and recency reorder only candidates whose similarity is within this share "
-            "of the best one's (0.045: at least 95.5% of it); the rest keep similarity order below "
-            "them. 1 lets them reorder every candidate."
+            "of the best one's (0.045: at least 95.5% of it), so they break near-ties and never "
+            "lift a clearly weaker match; the rest keep similarity order below them. 1 lets them "
+            "reorder every candidate."
         ),
     )
     mention_margin: float = Field(
@@ -112,14 +60,16 @@ class RankerSettings(GrpcServiceSettings):
         description=(
             "A memory whose fact was stated at least RANKER_MENTION_BAND_MIN times beyond the "
             "first may be lifted by its mentions from this share below the best similarity "
-            "(0.08: 92% of it); at or under RANKER_SIMILARITY_MARGIN it changes nothing."
+            "(0.08: 92% of it), since a query may match a much-restated fact a little worse than "
+            "a neighbour said once; at or under RANKER_SIMILARITY_MARGIN it changes nothing."
         ),
     )
     mention_band_min: int = Field(
         default=2,
         ge=1,
         description="Mentions (restatements in any words) that let a memory reach from "
-        "RANKER_MENTION_MARGIN below the best similarity.",
+        "RANKER_MENTION_MARGIN below the best similarity; one restatement is too little "
+        "evidence to outrank a better match.",
     )
     test_clock_file: Path | None = Field(
         default=None,
@@ -127,4 +77,85 @@ class RankerSettings(GrpcServiceSettings):
             "TEST ONLY, never in production: a file holding epoch seconds read as the ranker's "
             "current time on every call (benchmarks replay months in minutes)."
         ),
+    )
+
+
+class RankerSettings(GrpcServiceSettings, RankerTuning):
+    """How the ranker listens and where it keeps its records, plus `RankerTuning`'s constants."""
+
+    model_config = SettingsConfigDict(env_prefix="RANKER_", extra="ignore", frozen=True)
+    service_name: ClassVar[str] = "ranker"
+
+    port: int = Field(
+        default=50051,
+        ge=0,
+        le=65535,
+        description="gRPC port; 0 picks a free one.",
+        json_schema_extra=RARELY_SET,
+    )
+    metrics_port: int = Field(
+        default=9151,
+        ge=-1,
+        le=65535,
+        description="Prometheus metrics HTTP port; 0 picks a free one, -1 turns metrics off.",
+        json_schema_extra=RARELY_SET,
+    )
+    database_url: str | None = Field(
+        default=None,
+        description=(
+            "PostgreSQL URL (`postgresql://...`) shared by several ranker replicas; "
+            "unset keeps the records in the SQLite file `RANKER_DB_PATH`."
+        ),
+    )
+    db_path: Path = Field(
+        # Not relative to the working directory: where the service is started from must not
+        # decide where its acknowledged writes live.
+        default=Path("~/.local/share/mem0-ranker/ranker.sqlite3"),
+        description="SQLite file used when `RANKER_DATABASE_URL` is unset (folder created).",
+    )
+    pg_pool_max: int = Field(
+        default=8,
+        ge=1,
+        le=256,
+        description="Largest PostgreSQL connection pool per replica.",
+        json_schema_extra=RARELY_SET,
+    )
+    pg_timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description=(
+            "How long a call waits for a PostgreSQL connection before failing with UNAVAILABLE."
+        ),
+        json_schema_extra=RARELY_SET,
+    )
+    mention_cache_size: int = Field(
+        default=100_000,
+        ge=0,
+        description=(
+            "Most memories whose mention row (or its absence) is kept in memory, so reranking "
+            "hot memories skips the database; about 250 bytes each; 0 turns the cache off."
+        ),
+        json_schema_extra=RARELY_SET,
+    )
+    mention_cache_ttl_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description=(
+            "PostgreSQL only: seconds a cached mention row is used before it is read again, "
+            "which bounds how late another replica's Reinforce or Forget shows in this one's "
+            "reranks; 0 turns the cache off. With SQLite the cache is exact and never expires."
+        ),
+        json_schema_extra=RARELY_SET,
+    )
+    dedupe_window_seconds: float = Field(
+        default=7 * 24 * 3600.0,
+        ge=0,
+        description="An identical text in the same scope within this many seconds is a duplicate.",
+        json_schema_extra=RARELY_SET,
+    )
+    reinforce_debounce_seconds: float = Field(
+        default=3600.0,
+        ge=0,
+        description="A memory's mention count rises at most once per this many seconds.",
+        json_schema_extra=RARELY_SET,
     )

@@ -91,6 +91,7 @@ async def core(tmp_path: Path) -> AsyncIterator[Core]:
             # The fake mem0 scores by word overlap, far below a cosine for the same pair: the
             # judge's verdicts are acted on as given, except where a test sets a floor.
             "verdict_similarity_floor": 0.0,
+            "supersede_similarity_floor": 0.0,
             "reset_token": "the-reset-token",
         }
     )
@@ -114,14 +115,15 @@ async def core(tmp_path: Path) -> AsyncIterator[Core]:
 # --- 1. a dedupe record never outlives the text it vouches for --------------------------------
 
 
-async def test_a_fact_changed_back_is_stored_again(core: Core) -> None:
+async def test_a_fact_changed_back_makes_its_first_memory_current_again(core: Core) -> None:
     first = await core.add("The API port is 8080")
     changed = await core.add("The API port is 9000")
     back = await core.add("The API port is 8080")
-    assert changed["action"] == "updated"
-    assert back["action"] == "updated"
-    assert back["memory_ids"] == first["memory_ids"]
-    assert core.mem0.texts("alpha") == ["The API port is 8080"]
+    assert (changed["action"], changed["superseded_ids"]) == ("updated", first["memory_ids"])
+    assert (back["action"], back["memory_ids"]) == ("updated", first["memory_ids"])
+    assert back["superseded_ids"] == changed["memory_ids"]
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
+    assert core.mem0.texts("alpha") == ["The API port is 8080", "The API port is 9000"]
 
 
 async def test_re_adding_the_text_a_memory_update_replaced_is_not_a_duplicate(core: Core) -> None:
@@ -130,7 +132,7 @@ async def test_re_adding_the_text_a_memory_update_replaced_is_not_a_duplicate(co
     await core.service.update(memory_id, "The cache size is 128 MB", ALPHA)
     again = await core.add("The cache size is 64 MB")
     assert again["action"] != "duplicate"
-    assert core.mem0.texts("alpha") == ["The cache size is 64 MB"]
+    assert core.mem0.current_texts("alpha") == ["The cache size is 64 MB"]
 
 
 async def test_an_unchanged_memory_is_still_a_duplicate(core: Core) -> None:
@@ -187,17 +189,22 @@ async def test_a_restatement_folds_every_copy_the_judge_names(core: Core) -> Non
     result = await core.add("The API port is now 8080")
     assert result["action"] == "reinforced"
     assert len(result["folded_ids"]) >= 1  # type: ignore[arg-type]
-    assert len(core.mem0.texts("alpha")) == 1
+    assert len(core.mem0.current_texts("alpha")) == 1
+    assert len(core.mem0.texts("alpha")) == 3  # folded, never deleted
 
 
-async def test_a_change_rewrites_one_memory_and_removes_the_other_old_values(core: Core) -> None:
+async def test_a_change_supersedes_every_older_value_and_deletes_none(core: Core) -> None:
     core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    await core.add("The API port is 8080")
-    await core.add("The API port is 8081")
+    older = [await core.add("The API port is 8080"), await core.add("The API port is 8081")]
     core.judge.judge.failure = None
     changed = await core.add("The API port is 9000")
     assert changed["action"] == "updated"
-    assert core.mem0.texts("alpha") == ["The API port is 9000"]
+    assert sorted(changed["superseded_ids"]) == sorted(  # type: ignore[type-var]
+        o["memory_ids"][0]  # type: ignore[index]
+        for o in older
+    )
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000"]
+    assert len(core.mem0.texts("alpha")) == 3
 
 
 async def test_adds_stored_while_the_judge_was_down_are_reconciled_when_it_is_back(
@@ -219,7 +226,8 @@ async def test_adds_stored_while_the_judge_was_down_are_reconciled_when_it_is_ba
     settled = 0
     while (done := await core.service.reconciler.run_once()) > 0:
         settled += done
-    assert core.mem0.texts("alpha") == ["The API port is 9000"]
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000"]
+    assert len(core.mem0.texts("alpha")) == 3  # the restatement folded, the old value kept
     assert core.service.reconciler.stats.outcomes["restated"] == 1
     assert core.service.reconciler.stats.outcomes["changed"] == 1
     assert _counter("mem0_bridge_reconciled_total", outcome="changed") - changed_before == 1
@@ -241,7 +249,7 @@ async def test_a_change_back_during_an_outage_wins_over_the_change_it_reverts(
     core.judge.judge.failure = None
     while await core.service.reconciler.run_once() > 0:
         pass
-    assert core.mem0.texts("alpha") == ["The API port is 8080"]
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
 
 
 async def test_a_judge_without_an_llm_is_not_asked_and_nothing_is_queued(core: Core) -> None:
@@ -349,9 +357,13 @@ async def test_reset_with_the_bridges_token_wipes(core: Core) -> None:
 
 
 def guarded(core: Core, floor: float, echo_floor: float = 0.0) -> MemoryService:
-    """The same clients, with the verdict similarity floor at `floor` (and the echo floor at
-    `echo_floor`: by default any SAME kept apart may count as a mention)."""
-    return core.configured(verdict_similarity_floor=floor, echo_similarity_floor=echo_floor)
+    """The same clients, with the SAME and SUPERSEDES similarity floors at `floor` (and the
+    echo floor at `echo_floor`: by default any SAME kept apart may count as a mention)."""
+    return core.configured(
+        verdict_similarity_floor=floor,
+        supersede_similarity_floor=floor,
+        echo_similarity_floor=echo_floor,
+    )
 
 
 async def test_a_change_verdict_on_a_dissimilar_memory_stores_the_fact_as_its_own(
@@ -405,10 +417,8 @@ async def test_a_restatement_kept_apart_counts_as_a_mention_of_the_memory_it_res
     second = await service.add("Clients reach the API through port 8080", "project", ALPHA)
     assert (second.action, second.restates) == ("added", first.memory_ids[0])
     assert any(first.memory_ids[0] in note for note in second.notes)
-    assert await mentions_in(service, "API port") == {
-        first.memory_ids[0]: 1,
-        second.memory_ids[0]: 0,
-    }
+    # The two wordings of one fact answer a search as one hit.
+    assert await mentions_in(service, "API port") == {first.memory_ids[0]: 1}
     assert len(core.mem0.texts("alpha")) == 2
 
 
@@ -463,16 +473,15 @@ async def test_the_reconciler_counts_a_restatement_it_keeps_apart_as_a_mention(
     assert len(core.mem0.texts("alpha")) == 2
 
 
-async def test_a_change_verdict_on_a_close_memory_still_updates_it(core: Core) -> None:
+async def test_a_change_verdict_on_a_close_memory_supersedes_it(core: Core) -> None:
     service = guarded(core, 0.5)
     first = await service.add("The API port is 8080", "project", ALPHA)
     changed = await service.add("The API port is 9000", "project", ALPHA)
-    assert (changed.action, changed.memory_ids) == ("updated", first.memory_ids)
+    assert (changed.action, changed.superseded_ids) == ("updated", first.memory_ids)
     history = await service.history(first.memory_ids[0], ALPHA)
-    assert [(e.old_text, e.new_text) for e in history.events][-1] == (
-        "The API port is 8080",
-        "The API port is 9000",
-    )
+    assert [(e.event, e.new_text) for e in history.events] == [("ADD", "The API port is 8080")]
+    assert (history.current, history.superseded_by) == (False, changed.memory_ids[0])
+    assert history.validity[-1].valid_until is not None
 
 
 async def test_the_reconciler_keeps_a_pending_fact_the_floor_rules_out(core: Core) -> None:
@@ -491,8 +500,8 @@ async def test_a_change_said_in_the_same_words_is_acted_on_whatever_its_similari
     service = guarded(core, 0.99)
     first = await service.add("The API port is 8080", "project", ALPHA)
     changed = await service.add("Our API port is now 9000.", "project", ALPHA)
-    assert (changed.action, changed.memory_ids) == ("updated", first.memory_ids)
-    assert core.mem0.texts("alpha") == ["Our API port is now 9000."]
+    assert (changed.action, changed.superseded_ids) == ("updated", first.memory_ids)
+    assert core.mem0.current_texts("alpha") == ["Our API port is now 9000."]
 
 
 async def test_the_guard_reads_mem0s_semantic_similarity_not_its_blended_score(
@@ -550,8 +559,8 @@ async def test_a_restatement_reconciled_later_leaves_no_detail_behind(core: Core
     while await core.service.reconciler.run_once() > 0:
         pass
     assert core.service.reconciler.stats.outcomes["restated"] == 1
-    assert core.mem0.texts("alpha") == ["The API port is 8080 behind Envoy"]
-    assert list(core.mem0.memories) == first["memory_ids"]
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080 behind Envoy"]
+    assert list(core.mem0.memories)[0] == first["memory_ids"][0]  # type: ignore[index]
 
 
 # --- 12. raw and rewritten results are merged on one scale ------------------------------------

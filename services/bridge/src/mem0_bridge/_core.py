@@ -6,18 +6,21 @@ One `Core` per bridge process, shared by the operations (`_adding`, `_searching`
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TypeVar, cast
 
 import anyio
 
 from mem0_bridge._judge import JudgeClient
+from mem0_bridge._lifetime import newest_time, rfc3339
 from mem0_bridge._locks import KeyedLocks
 from mem0_bridge._mem0 import Mem0Client, Memory
 from mem0_bridge._models import Hit, Pin
 from mem0_bridge._ranker import RankerClient
-from mem0_bridge._render import format_age, newest_time
+from mem0_bridge._render import format_age
 from mem0_bridge._scopes import ranker_scope
 from mem0_bridge._settings import BridgeSettings
 
@@ -39,6 +42,12 @@ class Core:
     #: in one scope see each other (a restatement racing an add is judged against it); adds
     #: in different scopes run concurrently.
     scope_locks: KeyedLocks = field(default_factory=KeyedLocks)
+    #: Epoch seconds now: `time.time`, or the benchmarks' test clock (`test_clock_file`).
+    clock: Callable[[], float] = time.time
+
+    def now(self) -> datetime:
+        """The current time, as validity spans record it."""
+        return datetime.fromtimestamp(self.clock(), UTC)
 
     @property
     def user_id(self) -> str:
@@ -83,6 +92,7 @@ async def both(
 
 
 def to_hit(memory: Memory, *, score: float | None, mentions: int | None = None) -> Hit:
+    life = memory.lifetime
     return Hit(
         id=memory.id,
         text=memory.text,
@@ -93,6 +103,10 @@ def to_hit(memory: Memory, *, score: float | None, mentions: int | None = None) 
         age=format_age(memory.created_at, memory.updated_at),
         created_at=memory.created_at,
         updated_at=memory.updated_at,
+        current=life.current,
+        valid_from=None if life.valid_from is None else rfc3339(life.valid_from),
+        valid_until=None if life.valid_until is None else rfc3339(life.valid_until),
+        superseded_by=life.superseded_by,
     )
 
 

@@ -1,36 +1,25 @@
-"""Turning the judge's verdicts into one memory per fact, for an add and for a later reconcile.
+"""Turning the judge's verdicts into one current memory per fact, for an add and a later reconcile.
 
-Every candidate the judge names is folded, not only the first: a restatement keeps the closest
-SAME memory and removes the other copies (SAME and SUPERSEDES alike: an older value of a fact
-that is restated is stale); a change rewrites the closest SUPERSEDES memory in place (same id,
-history kept) and removes the other old values. Removed memories are deleted through mem0 (so
-their history records the deletion) and their mentions are carried over to the survivor.
+Nothing a verdict does destroys a fact. A change (SUPERSEDES) is stored as its own memory and
+the memories holding the older value are marked superseded by it (`_lifetime`): search ranks
+them below it, `as_of` and history still show them, and a wrong verdict is undone by stating
+the fact again or by `memory_reinstate`. A restatement (SAME) reinforces the memory it restates;
+other current copies of that value are folded into it (marked, never deleted, so their ids keep
+answering). A restatement of a value that was superseded (a change-back: A, B, A again) makes
+that older memory current again and supersedes the value it had been replaced by.
 
-A verdict is only acted on where the pair is plausibly one fact: a judge is wrong often (a
-small local model about half the time), and a wrong SAME or SUPERSEDES destroys a fact, while a
-wrong UNRELATED only leaves a duplicate that ranking copes with. A pair is plausibly one fact
-when its semantic similarity (mem0's cosine part of the score, asked for with `explain`: the
-blended score moves with keyword hits) reaches `MEM0_VERDICT_SIMILARITY_FLOOR`, or when the two
-statements use the same words apart from their values (`_wording`: a change said in the same
-words, which embedders rate lower than look-alike facts). SAME and SUPERSEDES on any other
-candidate are not acted on, on the add path and in the background reconciler alike: the new
-statement is stored as its own memory.
+Guards stay only where a wrong verdict would hide a fact from search. A SAME folds or revives
+only when the pair is plausibly one fact: semantic similarity (mem0's cosine part of the score)
+at least `verdict_similarity_floor`, or the same words apart from their values (`_wording`).
+A SAME further apart is kept as its own memory, a wording of the one it restates (`restates`,
+shown as one hit per fact), and counts as a mention of it from `echo_similarity_floor` up, when
+it names no value or name the memory lacks. A SUPERSEDES demotes only a memory at least
+`supersede_similarity_floor` alike (or in the same words), so a wrong verdict on a look-alike
+fact leaves it alone.
 
-A SAME the guard kept apart may still say something: the fact was perhaps said again. It
-counts as a mention of the closest such memory (`Decision.echoed`) when the pair is still close
-(`MEM0_ECHO_SIMILARITY_FLOOR`: further apart, a weak judge's SAME was mostly another subject's
-fact with the same attribute and value, "The docs site listens on port 8443" / "The plugin index
-listens on port 8443") and the new statement names no value or name the memory lacks (then it
-may well be a change the judge took for a restatement, and counting it would lift the stale
-value). A mention lifts a memory only among candidates that match a query about equally well
-(the ranker's band), so a wrong one costs little and destroys nothing, while a reverted value or
-a reconfirmed fact said in other words is ranked by how often and how lately it was said.
-
-A change rewrites the memory to the new statement. A restatement keeps the stored words (they
-matched the queries so far, and one memory cannot hold every paraphrase) unless the new
-statement names a value or name the stored one lacks (`_wording.adds_details`): then the memory
-takes the new words, so a change the judge took for SAME ("tracked in Jira" / "tracked in
-Linear") drops nothing. mem0's history keeps every earlier text.
+A restatement keeps the stored words (they matched the queries so far) unless the new statement
+names a value or name the stored one lacks (`_wording.adds_details`): then the memory takes the
+new words, so a change the judge took for SAME drops nothing; mem0's history keeps every text.
 """
 
 from __future__ import annotations
@@ -38,12 +27,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from datetime import datetime
+from typing import Literal
 
 from mem0_bridge._core import Core
 from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import same_text
 from mem0_bridge._judge import Verdict
+from mem0_bridge._lifetime import SUPERSEDES
 from mem0_bridge._mem0 import Mem0Error, Memory
 from mem0_bridge._settings import BridgeSettings
 from mem0_bridge._wording import adds_details, differs_only_in_values
@@ -53,18 +44,24 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Decision:
-    """What the verdicts mean: keep `survivor` (reinforced, or rewritten to the new text) and
-    remove `removed`; `kind` None means the fact is stored as new, and `echoed` is then the
-    memory it was judged to restate but kept apart from (a mention of it, see the module doc)."""
+    """What the verdicts mean for the new statement.
 
-    kind: Literal["same", "supersedes"] | None
+    - `same`: `survivor` (current) holds this value already: reinforce it, fold `folded` into it;
+    - `revive`: `survivor` held this value before and was superseded: make it current again;
+    - None: store the statement as a new memory (`echoed`: the memory it restates, kept apart).
+    In every case the current memories in `superseded` hold an older value and are marked
+    superseded by the fact's current memory.
+    """
+
+    kind: Literal["same", "revive"] | None
     survivor: Memory | None = None
-    removed: tuple[Memory, ...] = ()
+    folded: tuple[Memory, ...] = ()
+    superseded: tuple[Memory, ...] = ()
     echoed: Memory | None = None
 
 
 def plausibly_one_fact(text: str, candidate: Memory, floor: float) -> bool:
-    """May a SAME or SUPERSEDES verdict on `candidate` for the new `text` be acted on?"""
+    """May a verdict on `candidate` for the new `text` be acted on, at this similarity floor?"""
     return candidate.similarity_to_query >= floor or differs_only_in_values(text, candidate.text)
 
 
@@ -74,86 +71,146 @@ def decide(
     verdicts: Mapping[str, Verdict],
     settings: BridgeSettings,
 ) -> Decision:
-    """The decision for verdicts on `candidates` (closest first, as mem0 ranked them) about the
-    new fact `text`; a verdict on a pair that is not plausibly one fact is not acted on, and a
-    SAME kept apart is an echo only from the echo floor up."""
-    floor = settings.verdict_similarity_floor
-    plausible = [c for c in candidates if plausibly_one_fact(text, c, floor)]
-    same = [c for c in plausible if verdicts.get(c.id) is Verdict.SAME]
-    older = [c for c in plausible if verdicts.get(c.id) is Verdict.SUPERSEDES]
-    if same:
-        return Decision("same", same[0], tuple(same[1:] + older))
-    if older:
-        return Decision("supersedes", older[0], tuple(older[1:]))
+    """The decision for verdicts on `candidates` (closest first, as mem0 ranked them, folded
+    memories left out) about the new fact `text` (see the module doc for the guards)."""
+    same = [
+        c
+        for c in candidates
+        if verdicts.get(c.id) is Verdict.SAME
+        and plausibly_one_fact(text, c, settings.verdict_similarity_floor)
+    ]
+    older = tuple(
+        c
+        for c in candidates
+        if verdicts.get(c.id) is Verdict.SUPERSEDES
+        and c.lifetime.current
+        and plausibly_one_fact(text, c, settings.supersede_similarity_floor)
+    )
+    current = [c for c in same if c.lifetime.current]
+    if current:
+        return Decision("same", current[0], tuple(current[1:]), older)
+    revivable = [c for c in same if not adds_details(text, c.text)]
+    if revivable:
+        return Decision("revive", revivable[0], superseded=older)
     echoed = next(
         (
             c
             for c in candidates
             if verdicts.get(c.id) is Verdict.SAME
+            and c.lifetime.current
             and c.similarity_to_query >= settings.echo_similarity_floor
             and not adds_details(text, c.text)
         ),
         None,
     )
-    return Decision(None, echoed=echoed)
+    return Decision(None, superseded=older, echoed=echoed)
 
 
 @dataclass
-class Folded:
-    """What applying a decision did."""
+class Applied:
+    """What carrying out a decision did."""
 
+    #: The fact's current memory.
     survivor: Memory
-    #: Whether the survivor now says the new text (a change, or a restatement with new details).
+    #: Whether the survivor now says the new text (a restatement with new details).
     rewritten: bool = False
-    #: Ids actually removed (a copy someone else deleted first is not listed).
-    removed: list[str] = field(default_factory=list)
+    folded: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
     mentions: int | None = None
     notes: list[str] = field(default_factory=list)
 
 
-async def apply(core: Core, decision: Decision, text: str, namespace: str) -> Folded:
-    """Carry out a same/supersedes decision for the fact `text` in `namespace`.
+async def mark(core: Core, memory: Memory, metadata: Mapping[str, object], what: str) -> bool:
+    """Merge lifetime `metadata` into `memory`; False (logged) when mem0 refused, for notes.
+    A memory deleted meanwhile (404) needs no mark."""
+    try:
+        await core.mem0.update(memory.id, metadata=metadata)
+    except Mem0Error as exc:
+        if exc.status == 404:
+            return True
+        logger.warning("could not mark %s %s: %s", memory.id, what, exc)
+        return False
+    return True
 
-    The caller holds the namespace's scope lock. A mem0 failure while rewriting the survivor
-    propagates (nothing else was changed yet); one while removing a copy leaves that copy in
-    place, with a note, and the rest done.
+
+async def supersede(
+    core: Core, older: Sequence[Memory], survivor_id: str, at: datetime, applied: Applied
+) -> None:
+    """Mark each of `older` superseded by `survivor_id` from `at` on."""
+    for memory in older:
+        if await mark(core, memory, memory.lifetime.superseded(survivor_id, at), "superseded"):
+            applied.superseded.append(memory.id)
+        else:
+            applied.notes.append(f"{memory.id} could not be marked superseded; it stays current")
+
+
+async def apply(core: Core, decision: Decision, text: str, namespace: str, at: datetime) -> Applied:
+    """Carry out a `same` or `revive` decision for the fact `text` in `namespace`, as of `at`.
+
+    The caller holds the namespace's scope lock. A mem0 failure on the survivor propagates
+    (nothing else was changed yet); one while marking another memory leaves that memory as it
+    was, with a note, and the rest done.
     """
     survivor = decision.survivor
     if survivor is None or decision.kind is None:
-        raise ValueError("apply() needs a same or supersedes decision")
+        raise ValueError("apply() needs a same or revive decision")
     rscope = core.rscope(namespace)
-    folded = Folded(survivor)
-    takes_new_text = decision.kind == "supersedes" or adds_details(text, survivor.text)
-    if takes_new_text and not same_text(survivor.text, text):
-        await core.mem0.update(survivor.id, text)
-        folded.rewritten = True
+    applied = Applied(survivor)
+    older = [*decision.superseded]
+    if decision.kind == "revive":
+        older += await _successor(core, survivor, namespace, {m.id for m in older})
+    replacing = [m.id for m in older]
+    metadata = (
+        survivor.lifetime.reinstated(at, replacing=replacing)
+        if decision.kind == "revive" or replacing
+        else None
+    )
+    rewrite = adds_details(text, survivor.text) and not same_text(survivor.text, text)
+    if rewrite or metadata is not None:
+        await core.mem0.update(survivor.id, text if rewrite else None, metadata=metadata)
+    if rewrite:
+        applied.rewritten = True
         failure = await core.ranker.record_stored(rscope, text, survivor.id, replaces=True)
-        folded.notes += skipped(failure, "the new text was not recorded for dedupe")
-    for copy in decision.removed:
-        try:
-            await core.mem0.delete(copy.id)
-        except Mem0Error as exc:
-            if exc.status != 404:  # 404: already gone, which is what removing wanted
-                logger.warning("could not remove copy %s of %s: %s", copy.id, survivor.id, exc)
-                folded.notes.append(f"copy {copy.id} could not be removed: {exc}")
-                continue
-        folded.removed.append(copy.id)
-    if folded.removed:
-        carried = await core.ranker.fold(rscope, survivor.id, folded.removed)
-        folded.notes += skipped(carried, "mentions of the removed copies were lost")
+        applied.notes += skipped(failure, "the new text was not recorded for dedupe")
+    for copy in decision.folded:
+        if await mark(core, copy, copy.lifetime.folded(survivor.id, at), "folded"):
+            applied.folded.append(copy.id)
+        else:
+            applied.notes.append(f"copy {copy.id} could not be folded into {survivor.id}")
+    await supersede(core, older, survivor.id, at, applied)
+    if applied.folded:
+        carried = await core.ranker.fold(rscope, survivor.id, applied.folded)
+        applied.notes += skipped(carried, "mentions of the folded copies were not carried over")
         if not isinstance(carried, PeerFailure):
-            folded.mentions = carried
-    if decision.kind == "same":
-        reinforced = await core.ranker.reinforce(rscope, survivor.id)
-        folded.notes += skipped(reinforced, "the mention was not counted")
-        if not isinstance(reinforced, PeerFailure):
-            folded.mentions = reinforced.mentions
-            if not reinforced.counted:
-                folded.notes.append("mention already counted recently (debounced)")
-    return folded
+            applied.mentions = carried
+    reinforced = await core.ranker.reinforce(rscope, survivor.id)
+    applied.notes += skipped(reinforced, "the mention was not counted")
+    if not isinstance(reinforced, PeerFailure):
+        applied.mentions = reinforced.mentions
+        if not reinforced.counted:
+            applied.notes.append("mention already counted recently (debounced)")
+    return applied
 
 
-class Echo(NamedTuple):
+async def _successor(core: Core, revived: Memory, namespace: str, known: set[str]) -> list[Memory]:
+    """The current memory that superseded `revived`, when the judge did not name it: a
+    change-back supersedes the value it returns from, even when that was not a candidate."""
+    successor_id = revived.lifetime.superseded_by
+    if successor_id is None or successor_id in known:
+        return []
+    successor = await core.mem0.get(successor_id)
+    if successor is None or successor.run_id != namespace or not successor.lifetime.current:
+        return []
+    return [successor]
+
+
+def superseding_metadata(decision: Decision) -> dict[str, object]:
+    """What a memory stored for a `None` decision records about the memories it replaces."""
+    return {SUPERSEDES: [m.id for m in decision.superseded]} if decision.superseded else {}
+
+
+@dataclass(frozen=True)
+class Echo:
     """What counting an echo did: the memory it counted as restated (None when there was none
     or the ranker could not be reached), and the notes to pass on."""
 
@@ -176,7 +233,7 @@ async def count_echo(core: Core, decision: Decision, namespace: str) -> Echo:
     return Echo(
         echoed.id,
         [
-            f"stored as its own memory: the judge took it for a restatement of {echoed.id}, too "
-            f"unlike it to merge; {counted}"
+            f"stored as a wording of {echoed.id} (the judge took it for a restatement, too unlike "
+            f"it to merge); {counted}"
         ],
     )

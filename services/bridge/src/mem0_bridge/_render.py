@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from mem0_bridge._lifetime import newest_time
 from mem0_bridge._models import (
     AddResult,
     ChangeResult,
@@ -21,21 +22,6 @@ from mem0_bridge._models import (
     ResetResult,
     SearchResult,
 )
-
-
-def parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
-def newest_time(created_at: str | None, updated_at: str | None) -> datetime | None:
-    times = [t for t in (parse_time(created_at), parse_time(updated_at)) if t is not None]
-    return max(times) if times else None
 
 
 def format_age(created_at: str | None, updated_at: str | None, now: datetime | None = None) -> str:
@@ -62,7 +48,8 @@ def _one_line(text: str) -> str:
 
 def hit_line(hit: Hit) -> str:
     score = "-" if hit.score is None else f"{hit.score:.3f}"
-    return f"{hit.id}\t{score}\t{hit.age}\t{_one_line(hit.text)}"
+    mark = "" if hit.current else f"[superseded by {hit.superseded_by}] "
+    return f"{hit.id}\t{score}\t{hit.age}\t{mark}{_one_line(hit.text)}"
 
 
 def _with_notes(lines: Iterable[str], notes: Iterable[str]) -> str:
@@ -86,12 +73,15 @@ def render_add(result: AddResult) -> str:
         "duplicate": f"duplicate: already stored as {ids}; nothing added",
         "reinforced": f"reinforced {ids}: the same fact was already stored; nothing added"
         + (f" (mentions: {result.mentions})" if result.mentions is not None else ""),
-        "updated": f"updated {ids}: replaced {result.previous_text!r}",
+        "updated": f"updated: {ids} holds the new value"
+        + (f", replacing {result.previous_text!r}" if result.previous_text else ""),
         "unchanged": "unchanged: mem0 stored nothing new",
     }[result.action]
     lines = [head, *(f"  {_one_line(text)}" for text in result.memories)]
     if result.folded_ids:
         lines.append(f"  folded copies: {', '.join(result.folded_ids)}")
+    if result.superseded_ids:
+        lines.append(f"  superseded (kept): {', '.join(result.superseded_ids)}")
     return _with_notes(lines, result.notes)
 
 
@@ -128,7 +118,12 @@ def render_history(result: HistoryResult) -> str:
         f"{e.at or '?'}\t{e.event}\t{_one_line(e.old_text or '')} -> {_one_line(e.new_text or '')}"
         for e in result.events
     ]
-    return "\n".join(lines or [f"no history for {result.memory_id}"])
+    if not lines:
+        lines = [f"no history for {result.memory_id}"]
+    lines += [
+        f"valid\t{span.valid_from} -> {span.valid_until or 'now'}" for span in result.validity
+    ]
+    return _with_notes(lines, result.notes)
 
 
 def render_reset(result: ResetResult) -> str:

@@ -19,7 +19,7 @@ from mem0_bridge._by_id import Readable
 from mem0_bridge._core import Core
 from mem0_bridge._errors import BridgeError
 from mem0_bridge._grpc import skipped
-from mem0_bridge._inputs import check_reset_token
+from mem0_bridge._inputs import check_reset_token, check_time
 from mem0_bridge._judge import JudgeClient
 from mem0_bridge._mem0 import Mem0Client, Mem0Error
 from mem0_bridge._models import (
@@ -45,6 +45,7 @@ from mem0_bridge._scopes import (
     write_namespace,
 )
 from mem0_bridge._settings import BridgeSettings
+from mem0_common import clock_for
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,13 @@ class MemoryService:
         ranker: RankerClient,
         judge: JudgeClient,
     ) -> None:
-        self.core = Core(settings, mem0, ranker, judge)
+        self.core = Core(
+            settings,
+            mem0,
+            ranker,
+            judge,
+            clock=clock_for(settings.test_clock_file, "MEM0_TEST_CLOCK_FILE"),
+        )
         self.reconciler = Reconciler(self.core)
 
     @property
@@ -122,9 +129,12 @@ class MemoryService:
         where.grant.check(namespace, write=True)
         return await _adding.add(self.core, text, namespace)
 
-    async def search(self, query: str, scope: Scope, limit: int, where: Where) -> SearchResult:
+    async def search(
+        self, query: str, scope: Scope, limit: int, where: Where, as_of: str | None = None
+    ) -> SearchResult:
+        moment = None if as_of is None else check_time(as_of, "as_of")
         namespaces = where.readable_namespaces(scope, merge_global=True)
-        return await _searching.search(self.core, query, namespaces, limit)
+        return await _searching.search(self.core, query, namespaces, limit, moment)
 
     async def list_scope(self, scope: Scope, limit: int, where: Where) -> ListResult:
         namespaces = where.readable_namespaces(scope, merge_global=False)
@@ -159,6 +169,10 @@ class MemoryService:
 
     async def delete(self, memory_id: str, where: Where) -> ChangeResult:
         return await _by_id.delete(self.core, memory_id, where.readable(pins=True, writes=True))
+
+    async def reinstate(self, memory_id: str, where: Where) -> ChangeResult:
+        readable = where.readable(pins=True, writes=True)
+        return await _by_id.reinstate(self.core, memory_id, readable)
 
     async def history(self, memory_id: str, where: Where) -> HistoryResult:
         return await _by_id.history(self.core, memory_id, where.readable(pins=False, writes=False))

@@ -25,7 +25,6 @@ logger = logging.getLogger(__name__)
 PATCHED_MODULES = ("mem0.memory.main", "mem0.memory.storage")
 
 
-
 def clocked_datetime(path: Path) -> type[datetime]:
     """A `datetime` whose `now()` (and `utcnow()`) is the moment in `path`."""
 

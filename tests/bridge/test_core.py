@@ -199,10 +199,8 @@ async def test_a_change_supersedes_every_older_value_and_deletes_none(core: Core
     core.judge.judge.failure = None
     changed = await core.add("The API port is 9000")
     assert changed["action"] == "updated"
-    assert sorted(changed["superseded_ids"]) == sorted(  # type: ignore[type-var]
-        o["memory_ids"][0]  # type: ignore[index]
-        for o in older
-    )
+    older_ids = [str(o["memory_ids"][0]) for o in older]  # type: ignore[index]
+    assert sorted(map(str, changed["superseded_ids"])) == sorted(older_ids)  # type: ignore[call-overload]
     assert core.mem0.current_texts("alpha") == ["The API port is 9000"]
     assert len(core.mem0.texts("alpha")) == 3
 
@@ -560,7 +558,7 @@ async def test_a_restatement_reconciled_later_leaves_no_detail_behind(core: Core
         pass
     assert core.service.reconciler.stats.outcomes["restated"] == 1
     assert core.mem0.current_texts("alpha") == ["The API port is 8080 behind Envoy"]
-    assert list(core.mem0.memories)[0] == first["memory_ids"][0]  # type: ignore[index]
+    assert next(iter(core.mem0.memories)) == first["memory_ids"][0]  # type: ignore[index]
 
 
 # --- 12. raw and rewritten results are merged on one scale ------------------------------------

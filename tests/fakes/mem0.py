@@ -1,11 +1,11 @@
 """FakeMem0: an in-memory fake of mem0's REST API behind an httpx MockTransport.
 
 For the bridge core's fast tests only (the full-stack tests run the real mem0ai library). It
-keeps what the bridge relies on: ids, metadata as added and merged by updates, run_id/user_id filters (one id or an
-`OR` of run_ids), history events with their own times, 404 for unknown ids. Search scores by
-word overlap (Jaccard), deterministic and good enough to make close texts candidates of each
-other; with `explain` that score is also each hit's `score_details.semantic_score`, as mem0's
-would be.
+keeps what the bridge relies on: ids, metadata as added and merged by updates, run_id/user_id
+filters (one id or an `OR` of run_ids), history events with their own times, 404 for unknown
+ids. Search scores by word overlap (Jaccard), deterministic and good enough to make close texts
+candidates of each other; with `explain` that score is also each hit's
+`score_details.semantic_score`, as mem0's would be.
 """
 
 from __future__ import annotations

@@ -4,9 +4,11 @@ A benchmark, not a test: on the real stack (mem0-local on pgvector in a throwawa
 the ranker on SQLite, the judge on the fake LLM, the bridge as a subprocess on streamable
 HTTP), 16 and 50 official MCP clients run for 60 s each, mixing adds of new facts,
 restatements (other wordings, same value), changes of a fact's value, changes back, searches,
-and now and then two clients adding two wordings of one fact at the same moment. Once
-without faults, and once each with the judge process, the judge's LLM and the ranker down for
-10 s from 20 s in (SIGKILL, then restarted on the same port; the LLM answers HTTP 500).
+and now and then two clients adding two wordings of one fact at the same moment. A third of
+changes, changes back and restatements are worded as agents word them ("X moved to N", "X is
+back on N", "N is used by X"), not as a variant of the original sentence. Once without
+faults, and once each with the judge process, the judge's LLM and the ranker down for 10 s
+from 20 s in (SIGKILL, then restarted on the same port; the LLM answers HTTP 500).
 
 Afterwards the store is read straight from mem0-local once it stops changing (a bridge that
 reconciles in the background gets up to 60 s) and checked against what the clients were told

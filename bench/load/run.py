@@ -26,8 +26,15 @@ import httpx
 
 from bench._report import RESULTS_DIR, format_table, progress, summarize, write_result
 from bench.load.checker import CheckResult, FactSpec, Stored, check
-from bench.load.facts import Fact, fact_pool
-from bench.load.workload import COLLISION_CHANCE, OP_WEIGHTS, Recorder, StartGate, Workload
+from bench.load.facts import NEW_TEMPLATES, Fact, fact_pool
+from bench.load.workload import (
+    COLLISION_CHANCE,
+    NEW_STYLE_SHARE,
+    OP_WEIGHTS,
+    Recorder,
+    StartGate,
+    Workload,
+)
 from mem0_bridge import BridgeSettings
 from tests.fakes.judge_responder import judge_responder
 from tests.fakes.llm import FakeLLM, extraction_responder
@@ -349,6 +356,7 @@ def _entry(
         "ops": dict(recorder.ops),
         "actions": dict(sorted(recorder.actions.items())),
         "collisions": dict(recorder.collisions),
+        "wordings": dict(sorted(recorder.wordings.items())),
         "calls": dict(recorder.calls),
         "calls_per_second": round(calls / elapsed, 1) if elapsed else 0.0,
         "acks": len(recorder.acks),
@@ -584,6 +592,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "clients": "official MCP client over streamable HTTP, closed loop, no think time",
             "infer": False,
             "op_weights": OP_WEIGHTS,
+            "new_style_share": NEW_STYLE_SHARE,
+            "new_style_wordings": list(NEW_TEMPLATES),
             "collision_chance": COLLISION_CHANCE,
             "projects": list(PROJECTS),
             "fault_at_seconds": options.fault_at,

@@ -10,11 +10,15 @@ back on N", "N is used by X"), not as a variant of the original sentence. Once w
 faults, and once each with the judge process, the judge's LLM and the ranker down for 10 s
 from 20 s in (SIGKILL, then restarted on the same port; the LLM answers HTTP 500).
 
-Afterwards the store is read straight from mem0-local once it stops changing (a bridge that
-reconciles in the background gets up to 60 s) and checked against what the clients were told
-(`bench.load.checker`): no fact stored twice, no acknowledged fact lost, every fact holding
-the value of its last acknowledged add. Exit status 1 when any run fails that, so the script
-doubles as a gate.
+Afterwards the store is read straight from mem0-local, with each memory's metadata, once it
+stops changing (a bridge that reconciles in the background gets up to 60 s); every
+acknowledged fact is asked about through the bridge once more; and it is all checked against
+what the clients were told (`bench.load.checker`, by the lifetime contract of issue 23: old
+values are kept, marked superseded): exactly one current memory per fact (no duplicate), no
+acknowledged fact lost, the current memory holding the value of the last acknowledged add
+(not stale), no search after the run answering an older value first, every acknowledged
+value still readable (a memory or an acked id's history holds it). Exit status 1 when any run
+fails that, so the script doubles as a gate.
 
     python -m bench.load                       # every fault at 16 and 50 clients (~12 min)
     python -m bench.load --fault judge --clients 16 --seconds 60

@@ -10,7 +10,8 @@ met at a barrier), the case a per-text lock cannot catch.
 Value changes of one fact are serialised (a per-fact read/write lock: changes write,
 restatements read), so the latest value of a fact is simply the value of its last
 acknowledgement; restatements of one value race each other freely, and a collision's two
-adds race each other by design. Every answer is recorded (`Recorder`) for the checker.
+adds race each other by design. Every answer is recorded (`Recorder`) for the checker,
+searches with their hits (`Searched`), so the checker can tell which value each answered first.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from mcp import Client
 from mcp_types import TextContent
 
 from bench._mcp import http_bridge
-from bench.load.checker import Ack, Unacked
+from bench.load.checker import Ack, Searched, Stored, Unacked
 from bench.load.facts import NEW_WORDINGS, TEMPLATES, Fact
 
 #: How a client picks its next operation (weights), when it is not in a collision.
@@ -42,6 +43,8 @@ OP_WEIGHTS: dict[str, float] = {
 }
 #: Share of changes, changes back and restatements worded the new way (`NEW_WORDINGS`).
 NEW_STYLE_SHARE = 1 / 3
+#: Hits a search asks for (the workload's and the check's after the run).
+SEARCH_LIMIT = 5
 #: Chance per loop that a client starts a collision.
 COLLISION_CHANCE = 0.05
 #: How long a collision's initiator waits for a partner before adding alone.
@@ -49,6 +52,15 @@ PARTNER_WAIT_SECONDS = 10.0
 #: A call that has not answered by then is abandoned and counted as a timeout.
 CALL_TIMEOUT_SECONDS = 120.0
 MAX_ERROR_SAMPLES = 5
+
+
+def search_hits(answer: dict[str, Any], project: str) -> tuple[Stored, ...]:
+    """A memory_search answer's hits in rank order, as the checker reads them."""
+    return tuple(
+        Stored(str(h.get("id")), str(h.get("namespace") or project), str(h.get("text") or ""))
+        for h in answer.get("hits") or ()
+        if isinstance(h, dict)
+    )
 
 
 def choose_wording(rng: random.Random, op: str) -> int:
@@ -215,6 +227,8 @@ class Recorder:
     collisions: Counter[str] = field(default_factory=Counter)
     #: Adds per operation and wording style: `change:new`, `restate:plain`, ...
     wordings: Counter[str] = field(default_factory=Counter)
+    #: The workload's answered searches, with their hits.
+    searches: list[Searched] = field(default_factory=list)
 
     def now(self) -> float:
         return time.monotonic() - self.started
@@ -354,9 +368,18 @@ class Workload:
     async def _search(self, client: Client, rng: random.Random) -> None:
         states = self._known() or self.states
         fact = rng.choice(states).fact
-        await self._call(
-            client, "memory_search", query=fact.question(), project=fact.project, limit=5
+        record = self.recorder
+        sent = record.now()
+        answer = await self._call(
+            client,
+            "memory_search",
+            query=fact.question(),
+            project=fact.project,
+            limit=SEARCH_LIMIT,
         )
+        if answer is not None:
+            hits = search_hits(answer, fact.project)
+            record.searches.append(Searched(fact.fact_id, sent, record.now(), hits))
 
     async def _start_collision(self, client: Client, rng: random.Random) -> None:
         """Offer a collision and add one wording the moment a partner adds the other."""

@@ -26,5 +26,6 @@ fails that, so the script doubles as a gate.
 
 Prints progress on stderr and a table on stdout; writes bench/results/<output>.json (one entry
 per run: the check's counts with examples of each violation, tool calls and errors with
-samples, notes the bridge returned, add/search latency) and a PNG.
+samples, notes the bridge returned, successful calls per second, per-tool p50/p95 latency)
+and a PNG.
 """

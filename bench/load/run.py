@@ -436,7 +436,6 @@ def _entry(
     settled: Settled,
     verdict: CheckResult,
 ) -> dict[str, Any]:
-    calls = sum(recorder.calls.values())
     return {
         "scenario": scenario,
         "clients": clients,
@@ -468,7 +467,7 @@ def _entry(
         "actions": dict(sorted(recorder.actions.items())),
         "collisions": dict(recorder.collisions),
         "calls": dict(recorder.calls),
-        "calls_per_second": round(calls / elapsed, 1) if elapsed else 0.0,
+        **throughput(recorder, elapsed),
         "wordings": dict(sorted(recorder.wordings.items())),
         "acks": len(recorder.acks),
         "unacked": len(recorder.unacked),
@@ -481,6 +480,33 @@ def _entry(
     }
 
 
+def _rate(count: int, seconds: float) -> float:
+    return round(count / seconds, 1) if seconds else 0.0
+
+
+def throughput(recorder: Recorder, elapsed: float) -> dict[str, Any]:
+    """`calls_per_second`: calls answered without error per second of the run;
+    `attempted_calls_per_second`: every call; `per_tool`: per tool its answered calls, errors,
+    answered calls per second and p50/p95 latency of the answered calls (ms)."""
+    answered = sum(len(times) for times in recorder.latencies.values())
+    per_tool: dict[str, dict[str, float | None]] = {}
+    for tool in sorted(set(recorder.calls) | set(recorder.latencies)):
+        times = recorder.latencies.get(tool, [])
+        summary = summarize(times) if times else None
+        per_tool[tool] = {
+            "calls": len(times),
+            "errors": recorder.errors.get(tool, 0),
+            "calls_per_second": _rate(len(times), elapsed),
+            "p50_ms": round(summary["p50_ms"], 1) if summary else None,
+            "p95_ms": round(summary["p95_ms"], 1) if summary else None,
+        }
+    return {
+        "calls_per_second": _rate(answered, elapsed),
+        "attempted_calls_per_second": _rate(sum(recorder.calls.values()), elapsed),
+        "per_tool": per_tool,
+    }
+
+
 def _verdict_line(entry: dict[str, Any]) -> str:
     c = entry["check"]
     return (
@@ -490,7 +516,7 @@ def _verdict_line(entry: dict[str, Any]) -> str:
         f"({c['older_value_first_during_run']} of {c['searches_judged_during_run']} searches "
         f"during the run), {c['not_one_current']} not one current, "
         f"{c['unreadable']} unreadable, {c['ambiguous']} ambiguous of {c['acked_facts']} facts; "
-        f"{sum(entry['errors'].values())} errors"
+        f"{sum(entry['errors'].values())} errors, {entry['calls_per_second']} calls/s"
     )
 
 
@@ -504,6 +530,7 @@ def print_table(runs: Sequence[dict[str, Any]]) -> None:
         "fault",
         "clients",
         "calls",
+        "calls/s",
         "acks",
         "errors",
         "facts",
@@ -527,6 +554,7 @@ def print_table(runs: Sequence[dict[str, Any]]) -> None:
             r["scenario"],
             r["clients"],
             sum(r["calls"].values()),
+            r["calls_per_second"],
             r["acks"],
             sum(r["errors"].values()),
             r["check"]["acked_facts"],
@@ -549,7 +577,7 @@ def print_table(runs: Sequence[dict[str, Any]]) -> None:
     ]
     print(format_table(headers, rows))
     print(
-        "(latencies in ms; dup mem = current memories "
+        "(latencies in ms; calls/s = successful calls per second; dup mem = current memories "
         "beyond one per fact;\n old 1st = facts whose search after the run names an older "
         "value first, old 1st run = such searches during it;\n not 1 cur = facts without "
         "exactly one current memory; unread = facts with an acknowledged value no longer "

@@ -59,7 +59,7 @@ class BridgeTuning(TuningSettings):
         "restates, since a wrong SAME on two different facts would hide one of them.",
     )
     supersede_similarity_floor: float = Field(
-        default=0.5,
+        default=0.7,
         ge=0,
         le=1,
         description="Semantic similarity a current memory needs for the judge's SUPERSEDES on it "

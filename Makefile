@@ -7,7 +7,8 @@ PYPROJECTS := pyproject.toml protos/pyproject.toml $(wildcard services/*/pyproje
 
 .PHONY: run test test-docker install postgres lint format typecheck protos proto-check env-table \
         pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge \
-        bench-load bench-scope-locks eval eval-sweep eval-floor eval-judge local-llm lock clean
+        bench-load bench-scope-locks eval eval-sweep eval-floor eval-judge local-llm lock clean \
+        helm-check
 
 run: install
 	$(BIN)/python scripts/run_stack.py
@@ -51,6 +52,11 @@ protos: install
 
 proto-check: install
 	$(BIN)/python scripts/gen_protos.py --check
+
+# The Helm chart alone (deploy/helm/mem0-mcp): lint, render, Kubernetes API schemas, security and
+# compose parity; `make test` runs the same test. `python -m scripts.helm ARGS` runs the pinned Helm.
+helm-check: install
+	$(BIN)/pytest tests/deploy/test_helm.py
 
 env-table: install
 	$(BIN)/python -m scripts.env_table --write

@@ -1,26 +1,30 @@
-"""Small helpers every benchmark may share: latency summaries, a text table, the JSON result.
+"""Small helpers every benchmark may share: latency summaries, a text table, the result files.
 
 API:
 - `summarize(seconds)` -> {"n", "p50_ms", "p95_ms", "mean_ms", "max_ms"} from durations in seconds.
 - `timed(awaitable)` -> seconds it took to await it.
-- `interleave(label, indices, measured, baseline, every)` -> per-call seconds of both sides, one
-  call of each in turn per index (machine noise hits both alike), with progress every `every`.
-- `compare_summaries(summaries, measured, baseline, ops)` -> the p50/p95 figures of a measured
-  side against its baseline per operation, and the ratio of medians.
-- `latency_table(summaries, rows)` -> `format_table` of n, p50, p95 and mean per labelled key.
 - `percentile(values, q)` -> the q-th percentile (0..100, inclusive method) of `values`.
 - `format_table(headers, rows)` -> a plain aligned text table (numbers right-aligned).
-- `write_result(name, data)` -> writes `bench/results/<name>.json` (sorted keys); returns its path.
+- `machine()` -> {"cpus", "python"}: the machine a result was measured on, for its setup.
+- `write_result(name, data[, directory])` -> writes `<directory>/<name>.json` (sorted keys;
+  `bench/results` by default); returns its path.
+- `figure(path, *grid, dpi=100, **options)` -> a context manager giving matplotlib's
+  `subplots(*grid, **options)` to draw on; laid out, saved to `path` and closed after it.
+- `write_outputs(name, result, draw[, directory])` -> `write_result`, then `draw(png)` for the
+  `<name>.png` beside it; returns both paths.
 - `progress(message)` -> one progress line on stderr, flushed (long benches print progress).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import platform
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,40 +60,6 @@ async def timed(awaitable: Awaitable[object]) -> float:
     return time.perf_counter() - started
 
 
-async def interleave(
-    label: str,
-    indices: Sequence[int],
-    measured: Callable[[int], Awaitable[object]],
-    baseline: Callable[[int], Awaitable[object]],
-    every: int,
-) -> tuple[list[float], list[float]]:
-    """Time `measured(i)` then `baseline(i)` for each index, so both see the same machine."""
-    measured_times: list[float] = []
-    baseline_times: list[float] = []
-    for done, i in enumerate(indices, start=1):
-        measured_times.append(await timed(measured(i)))
-        baseline_times.append(await timed(baseline(i)))
-        if done % every == 0 or done == len(indices):
-            progress(f"  {label}: {done}/{len(indices)}")
-    return measured_times, baseline_times
-
-
-def compare_summaries(
-    summaries: dict[str, dict[str, float]], measured: str, baseline: str, ops: Sequence[str]
-) -> dict[str, float]:
-    """`<op>_p50_ms`, `<op>_p95_ms`, `baseline_<op>_p50_ms`, `baseline_<op>_p95_ms` and
-    `<op>_p50_ratio` (measured / baseline) from the summaries keyed `<side>_<op>`."""
-    figures: dict[str, float] = {}
-    for op in ops:
-        ours, base = summaries[f"{measured}_{op}"], summaries[f"{baseline}_{op}"]
-        figures[f"{op}_p50_ms"] = ours["p50_ms"]
-        figures[f"{op}_p95_ms"] = ours["p95_ms"]
-        figures[f"baseline_{op}_p50_ms"] = base["p50_ms"]
-        figures[f"baseline_{op}_p95_ms"] = base["p95_ms"]
-        figures[f"{op}_p50_ratio"] = ours["p50_ms"] / base["p50_ms"]
-    return figures
-
-
 def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.2f}"
@@ -110,22 +80,46 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, cells)])
 
 
-def latency_table(summaries: dict[str, dict[str, float]], rows: Sequence[tuple[str, str]]) -> str:
-    """One line per (label, summary key): n, p50, p95 and mean in milliseconds."""
-    return format_table(
-        ["operation", "n", "p50 ms", "p95 ms", "mean ms"],
-        [
-            [label, *(summaries[key][stat] for stat in ("n", "p50_ms", "p95_ms", "mean_ms"))]
-            for label, key in rows
-        ],
-    )
+def machine() -> dict[str, Any]:
+    return {"cpus": os.cpu_count(), "python": platform.python_version()}
 
 
-def write_result(name: str, data: dict[str, Any]) -> Path:
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"{name}.json"
+def write_result(name: str, data: dict[str, Any], directory: Path = RESULTS_DIR) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.json"
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     return path
+
+
+@contextmanager
+def figure(path: Path, *grid: int, dpi: int = 100, **options: Any) -> Iterator[tuple[Any, Any]]:
+    """matplotlib's `subplots(*grid, **options)`, (figure, axes), to draw on in the block; then
+    laid out and saved to `path` at `dpi`. matplotlib is loaded here only, headless."""
+    import matplotlib  # noqa: PLC0415 - only when plotting
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    fig, axes = plt.subplots(*grid, **options)
+    try:
+        yield fig, axes
+        fig.tight_layout()
+        fig.savefig(path, dpi=dpi)
+    finally:
+        plt.close(fig)
+
+
+def write_outputs(
+    name: str,
+    result: dict[str, Any],
+    draw: Callable[[Path], object],
+    directory: Path = RESULTS_DIR,
+) -> tuple[Path, Path]:
+    """Write `<name>.json` (`write_result`), then let `draw` plot `<name>.png` beside it."""
+    path = write_result(name, result, directory)
+    png = directory / f"{name}.png"
+    draw(png)
+    return path, png
 
 
 def progress(message: str) -> None:

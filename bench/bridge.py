@@ -26,44 +26,40 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import platform
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import httpx
 from mcp import Client
 
+from bench._compare import compared, interleave, print_comparison
 from bench._mcp import call_tool
-from bench._report import (
-    RESULTS_DIR,
-    compare_summaries,
-    interleave,
-    latency_table,
-    progress,
-    summarize,
-    write_result,
-)
+from bench._report import figure, machine, progress, write_outputs
 from mem0_bridge import BridgeSettings, create_server
 from tests.support.stack import Stack, temporary_stack
 
 SEARCH_LIMIT = 10
 BRIDGE_KEY = "bench-bridge"
 DIRECT_KEY = "bench-direct"
+#: The printed table: (label, series).
+TABLE = [
+    ("memory_add    (bridge, MCP)", "bridge_add"),
+    ("POST /memories (direct, baseline)", "direct_add"),
+    ("memory_search (bridge, MCP)", "bridge_search"),
+    ("POST /search   (direct, baseline)", "direct_search"),
+]
 
-_CONSONANTS = "bdfgklmnprstvz"
-_VOWELS = "aeiou"
+#: Consonant-vowel syllables; syllable i is consonant i % 14 then vowel i // 14.
+_SYLLABLES = [c + v for v in "aeiou" for c in "bdfgklmnprstvz"]
 
 
 def _word(n: int) -> str:
-    """A distinct made-up word per n, so facts share no content word (see `fact`)."""
-    syllables = []
-    for _ in range(3):
-        n, c = divmod(n, len(_CONSONANTS))
-        n, v = divmod(n, len(_VOWELS))
-        syllables.append(_CONSONANTS[c] + _VOWELS[v])
-    return "".join(syllables)
+    """A distinct made-up word per n, so facts share no content word (see `fact`): n's last
+    three digits in base 70, one syllable each, lowest first."""
+    base = len(_SYLLABLES)
+    return "".join(_SYLLABLES[n // base**k % base] for k in range(3))
 
 
 def fact(i: int) -> str:
@@ -149,13 +145,10 @@ async def measure(stack: Stack, n: int, warmup: int) -> tuple[dict[str, list[flo
 
 
 def report(times: dict[str, list[float]], calls: Calls, n: int) -> dict[str, Any]:
-    s = {name: summarize(values) for name, values in times.items()}
     return {
-        "n": n,
-        **compare_summaries(s, "bridge", "direct", ("add", "search")),
+        **compared(times, "bridge", "direct", n),
         "add_actions": dict(calls.add_actions),
         "searches_rewritten": calls.rewritten,
-        "summaries": s,
         "setup": {
             "bridge": "in-process MCPServer, official MCP client (memory transport)",
             "baseline": "the same mem0-local REST call over a kept-alive httpx client",
@@ -165,24 +158,13 @@ def report(times: dict[str, list[float]], calls: Calls, n: int) -> dict[str, Any
             "infer": calls.settings.infer,
             "search_limit": SEARCH_LIMIT,
             "search_top_k": SEARCH_LIMIT * calls.settings.search_overfetch,
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
+            **machine(),
         },
     }
 
 
 def print_table(result: dict[str, Any]) -> None:
-    rows = [
-        ("memory_add    (bridge, MCP)", "bridge_add"),
-        ("POST /memories (direct, baseline)", "direct_add"),
-        ("memory_search (bridge, MCP)", "bridge_search"),
-        ("POST /search   (direct, baseline)", "direct_search"),
-    ]
-    print(latency_table(result["summaries"], rows))
-    print(
-        f"\nbridge / direct, ratio of medians: add {result['add_p50_ratio']:.2f}x, "
-        f"search {result['search_p50_ratio']:.2f}x"
-    )
+    print_comparison(result, TABLE, "bridge / direct")
     print(
         f"add outcomes: {result['add_actions']}; searches rewritten: "
         f"{result['searches_rewritten']}/{result['n']}"
@@ -190,34 +172,29 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
-    import matplotlib  # noqa: PLC0415 - only when plotting
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
     s = result["summaries"]
-    fig, ax = plt.subplots(figsize=(8, 4))
     width = 0.35
-    for offset, side, label in ((0, "bridge", "bridge (MCP)"), (width, "direct", "direct REST")):
-        for stat, alpha in (("p95_ms", 0.35), ("p50_ms", 1.0)):
-            values = [s[f"{side}_{op}"][stat] for op in ("add", "search")]
-            bars = ax.bar(
-                [x + offset for x in (0, 1)],
-                values,
-                width,
-                alpha=alpha,
-                color="tab:blue" if side == "bridge" else "tab:orange",
-                label=f"{label} {stat.removesuffix('_ms')}",
-            )
-            ax.bar_label(bars, fmt="%.0f", fontsize=8)
-    ax.set_xticks([width / 2, 1 + width / 2])
-    ax.set_xticklabels(["memory_add vs POST /memories", "memory_search vs POST /search"])
-    ax.set_ylabel("ms")
-    ax.set_title(f"Bridge vs direct mem0-local calls (n={result['n']} each)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    with figure(path, figsize=(8, 4)) as (_, ax):
+        for offset, side, label in (
+            (0, "bridge", "bridge (MCP)"),
+            (width, "direct", "direct REST"),
+        ):
+            for stat, alpha in (("p95_ms", 0.35), ("p50_ms", 1.0)):
+                values = [s[f"{side}_{op}"][stat] for op in ("add", "search")]
+                bars = ax.bar(
+                    [x + offset for x in (0, 1)],
+                    values,
+                    width,
+                    alpha=alpha,
+                    color="tab:blue" if side == "bridge" else "tab:orange",
+                    label=f"{label} {stat.removesuffix('_ms')}",
+                )
+                ax.bar_label(bars, fmt="%.0f", fontsize=8)
+        ax.set_xticks([width / 2, 1 + width / 2])
+        ax.set_xticklabels(["memory_add vs POST /memories", "memory_search vs POST /search"])
+        ax.set_ylabel("ms")
+        ax.set_title(f"Bridge vs direct mem0-local calls (n={result['n']} each)")
+        ax.legend(fontsize=8)
 
 
 def main() -> None:
@@ -230,9 +207,8 @@ def main() -> None:
         times, calls = asyncio.run(measure(stack, args.calls, args.warmup))
     result = report(times, calls, args.calls)
     print_table(result)
-    path = write_result("bridge", result)
-    plot(result, RESULTS_DIR / "bridge.png")
-    progress(f"wrote {path} and {RESULTS_DIR / 'bridge.png'}")
+    path, png = write_outputs("bridge", result, partial(plot, result))
+    progress(f"wrote {path} and {png}")
 
 
 if __name__ == "__main__":

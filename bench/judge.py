@@ -26,6 +26,7 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from typing import Any
 import grpc
 import httpx
 
-from bench._report import RESULTS_DIR, format_table, progress, summarize, timed, write_result
+from bench._report import figure, format_table, progress, summarize, timed, write_outputs
 from mem0_common import ServiceProcess
 from mem0_judge import compare_messages, rewrite_messages
 from mem0mcp.judge.v1 import judge_pb2, judge_pb2_grpc
@@ -176,11 +177,6 @@ async def measure_burst(stub: judge_pb2_grpc.JudgeServiceStub, metrics_url: str)
 
 
 def plot(times: dict[str, list[float]], path: Path) -> None:
-    import matplotlib  # noqa: PLC0415 - only the plot needs it
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
     labels = [
         "raw LLM\n(compare body)",
         "judge\nCompare",
@@ -188,16 +184,13 @@ def plot(times: dict[str, list[float]], path: Path) -> None:
         "judge\nRewrite",
     ]
     keys = ["raw_compare", "judge_compare", "raw_rewrite", "judge_rewrite"]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.boxplot([_ms(times[k]) for k in keys], showfliers=False)
-    ax.set_xticks(range(1, len(labels) + 1), labels)
-    ax.set_ylabel("latency (ms)")
-    ax.set_title(
-        f"Judge over gRPC vs the raw LLM call (fake LLM at {LLM_LATENCY_SECONDS * 1000:.0f} ms)"
-    )
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with figure(path, dpi=120, figsize=(7, 4)) as (_, ax):
+        ax.boxplot([_ms(times[k]) for k in keys], showfliers=False)
+        ax.set_xticks(range(1, len(labels) + 1), labels)
+        ax.set_ylabel("latency (ms)")
+        ax.set_title(
+            f"Judge over gRPC vs the raw LLM call (fake LLM at {LLM_LATENCY_SECONDS * 1000:.0f} ms)"
+        )
 
 
 async def run(calls: int) -> dict[str, Any]:
@@ -259,9 +252,8 @@ def main() -> None:
     result = asyncio.run(run(args.rounds))
     times = result.pop("_times")
     print_table(result)
-    path = write_result("judge", result)
-    plot(times, RESULTS_DIR / "judge.png")
-    print(f"\nwrote {path} and {RESULTS_DIR / 'judge.png'}")
+    path, png = write_outputs("judge", result, partial(plot, times))
+    print(f"\nwrote {path} and {png}")
 
 
 if __name__ == "__main__":

@@ -39,12 +39,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import grpc
 
-from bench._report import RESULTS_DIR, format_table, summarize, write_result
+from bench._report import figure, format_table, summarize, write_outputs
 from mem0_judge import JudgeSettings, _prompts, build_server, load_prompt
 from mem0mcp.judge.v1 import judge_pb2, judge_pb2_grpc
 
@@ -367,34 +368,26 @@ def print_report(result: dict[str, Any]) -> None:
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
-    import matplotlib  # noqa: PLC0415 - only the plot needs it
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
     predicted = [*CLASSES, FAILED]
     matrix = [[result["confusion"][g][p] for p in predicted] for g in CLASSES]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    left.imshow(matrix, cmap="Blues")
-    left.set_xticks(range(len(predicted)), predicted, rotation=20)
-    left.set_yticks(range(len(CLASSES)), CLASSES)
-    left.set_xlabel("predicted")
-    left.set_ylabel("gold")
-    for row, values in enumerate(matrix):
-        for col, value in enumerate(values):
-            left.text(col, row, str(value), ha="center", va="center")
-    left.set_title("confusion")
-    accuracy = [result["accuracy"][g] or 0.0 for g in CLASSES]
-    right.bar(CLASSES, accuracy, color=["#4c72b0", "#dd8452", "#55a868"])
-    right.axhline(1 / 3, color="grey", linestyle="--", label="chance (1/3)")
-    right.set_ylim(0, 1)
-    right.set_ylabel("accuracy")
-    right.legend()
-    model = result["setup"]["model"]
-    right.set_title(f"{model}: overall {result['accuracy']['overall'] or 0:.2f}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with figure(path, 1, 2, dpi=110, figsize=(11, 4)) as (_, (left, right)):
+        left.imshow(matrix, cmap="Blues")
+        left.set_xticks(range(len(predicted)), predicted, rotation=20)
+        left.set_yticks(range(len(CLASSES)), CLASSES)
+        left.set_xlabel("predicted")
+        left.set_ylabel("gold")
+        for row, values in enumerate(matrix):
+            for col, value in enumerate(values):
+                left.text(col, row, str(value), ha="center", va="center")
+        left.set_title("confusion")
+        accuracy = [result["accuracy"][g] or 0.0 for g in CLASSES]
+        right.bar(CLASSES, accuracy, color=["#4c72b0", "#dd8452", "#55a868"])
+        right.axhline(1 / 3, color="grey", linestyle="--", label="chance (1/3)")
+        right.set_ylim(0, 1)
+        right.set_ylabel("accuracy")
+        right.legend()
+        model = result["setup"]["model"]
+        right.set_title(f"{model}: overall {result['accuracy']['overall'] or 0:.2f}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -424,9 +417,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings, load_cases(args.data), limit=args.limit, questions=args.questions, embed=embed
     )
     print_report(result)
-    path = write_result(args.output, result)
-    plot(result, RESULTS_DIR / f"{args.output}.png")
-    print(f"\nwrote {path} and {RESULTS_DIR / f'{args.output}.png'}")
+    path, png = write_outputs(args.output, result, partial(plot, result))
+    print(f"\nwrote {path} and {png}")
     return 0
 
 

@@ -14,24 +14,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import platform
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import httpx
 from pydantic import SecretStr
 
-from bench._report import (
-    RESULTS_DIR,
-    compare_summaries,
-    interleave,
-    latency_table,
-    progress,
-    summarize,
-    write_result,
-)
+from bench._compare import compared, interleave, print_comparison
+from bench._report import figure, machine, progress, write_outputs
 from mem0_common import ServiceProcess
 from mem0_local import Mem0LocalSettings, open_async_memory
 from tests.support.postgres import temporary_database
@@ -48,6 +40,13 @@ QUERIES = [
     "when does {s} happen",
     "how much memory for {s}",
     "when did {s} change",
+]
+#: The printed table: (label, series).
+TABLE = [
+    ("add    mem0-local HTTP", "http_add"),
+    ("add    AsyncMemory (baseline)", "lib_add"),
+    ("search mem0-local HTTP", "http_search"),
+    ("search AsyncMemory (baseline)", "lib_search"),
 ]
 
 
@@ -105,57 +104,33 @@ async def measure(
 
 
 def report(times: dict[str, list[float]], n: int) -> dict[str, Any]:
-    s = {name: summarize(values) for name, values in times.items()}
+    result = compared(times, "http", "lib", n)
+    summaries = result["summaries"]
     return {
-        "n": n,
-        **compare_summaries(s, "http", "lib", ("add", "search")),
-        "add_mean_ms": s["http_add"]["mean_ms"],
-        "search_mean_ms": s["http_search"]["mean_ms"],
-        "summaries": s,
+        **result,
+        "add_mean_ms": summaries["http_add"]["mean_ms"],
+        "search_mean_ms": summaries["http_search"]["mean_ms"],
         "setup": {
             "vector_store": "pgvector (temporary database)",
             "embedder": "all-MiniLM-L6-v2, local CPU",
             "infer": False,
             "server": "mem0-local console script, log level INFO",
             "baseline": "AsyncMemory.add/search in the bench process, same database",
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
+            **machine(),
         },
     }
 
 
-def print_table(result: dict[str, Any]) -> None:
-    rows = [
-        ("add    mem0-local HTTP", "http_add"),
-        ("add    AsyncMemory (baseline)", "lib_add"),
-        ("search mem0-local HTTP", "http_search"),
-        ("search AsyncMemory (baseline)", "lib_search"),
-    ]
-    print(latency_table(result["summaries"], rows))
-    print(
-        f"\nHTTP / library, ratio of medians: add {result['add_p50_ratio']:.2f}x, "
-        f"search {result['search_p50_ratio']:.2f}x"
-    )
-
-
 def plot(times: dict[str, list[float]], path: Path) -> None:
-    import matplotlib  # noqa: PLC0415 - only when plotting
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=False)
-    for ax, op in zip(axes, ("add", "search"), strict=True):
-        for key, label in ((f"http_{op}", "mem0-local (HTTP)"), (f"lib_{op}", "AsyncMemory")):
-            ms = sorted(t * 1000 for t in times[key])
-            ax.plot(ms, [(i + 1) / len(ms) for i in range(len(ms))], label=label)
-        ax.set_title(f"{op} latency, CDF")
-        ax.set_xlabel("ms")
-        ax.set_ylabel("fraction of calls")
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    with figure(path, 1, 2, figsize=(10, 4), sharey=False) as (_, axes):
+        for ax, op in zip(axes, ("add", "search"), strict=True):
+            for key, label in ((f"http_{op}", "mem0-local (HTTP)"), (f"lib_{op}", "AsyncMemory")):
+                ms = sorted(t * 1000 for t in times[key])
+                ax.plot(ms, [(i + 1) / len(ms) for i in range(len(ms))], label=label)
+            ax.set_title(f"{op} latency, CDF")
+            ax.set_xlabel("ms")
+            ax.set_ylabel("fraction of calls")
+            ax.legend()
 
 
 def main() -> None:
@@ -178,10 +153,9 @@ def main() -> None:
                 measure(server.url, database_url, Path(tmp) / "lib", args.calls, args.warmup)
             )
     result = report(times, args.calls)
-    print_table(result)
-    path = write_result("mem0_local", result)
-    plot(times, RESULTS_DIR / "mem0_local.png")
-    progress(f"wrote {path} and {RESULTS_DIR / 'mem0_local.png'}")
+    print_comparison(result, TABLE, "HTTP / library")
+    path, png = write_outputs("mem0_local", result, partial(plot, times))
+    progress(f"wrote {path} and {png}")
 
 
 if __name__ == "__main__":

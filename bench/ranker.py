@@ -45,7 +45,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import platform
 import random
 import shutil
 import sqlite3
@@ -56,13 +55,14 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import grpc
 import psycopg
 
-from bench._report import RESULTS_DIR, percentile, progress, write_result
+from bench._report import figure, machine, percentile, progress, write_outputs
 from mem0_common import (
     GrpcServer,
     GrpcServiceSettings,
@@ -449,8 +449,7 @@ def run(quick: bool) -> dict[str, Any]:
         ),
         "log_level": "WARNING (per-call log lines off) for the headline; INFO run reported too",
         "servers": "each a subprocess; client in the bench process sends raw bytes",
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
+        **machine(),
         "grpcio": grpc.__version__,
     }
     return result
@@ -657,43 +656,35 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
-    import matplotlib  # noqa: PLC0415 - only the plot needs it
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    figure, (bars, cdf) = plt.subplots(1, 2, figsize=(12, 4.5))
-    names = ["bare echo", "plumbed echo", "rerank", "rerank,\nno cache", "rerank,\nINFO log"]
-    rates = [
-        result["echo_calls_per_second"],
-        result["plumbed_echo_calls_per_second"],
-        result["rerank_calls_per_second"],
-        result["rerank_uncached_calls_per_second"],
-        result["rerank_info_logging_calls_per_second"],
-    ]
-    bars.bar(names, rates, color=["#999999", "#bbbbbb", "#3060c0", "#6080c8", "#90a8e0"])
-    for x, rate in enumerate(rates):
-        bars.text(x, rate, f"{rate:,.0f}", ha="center", va="bottom")
-    bars.set_ylabel("calls per second (32 in flight)")
-    bars.set_title(f"50-candidate rerank vs bare echo: {result['rerank_vs_echo_ratio']:.2f}")
-    samples = result["_samples"]
-    for label, key in [
-        ("echo", "echo"),
-        ("rerank, 1k rows, cache warm", "rerank_1k_cached"),
-        ("rerank, 1k rows, cache off", "rerank_1k"),
-        ("rerank, 1M rows, cache off", "rerank_1m"),
-        ("dedupe check", "dedupe"),
-    ]:
-        values = sorted(samples[key])
-        cdf.plot(values, [i / len(values) for i in range(1, len(values) + 1)], label=label)
-    cdf.set_xscale("log")
-    cdf.set_xlabel("latency, ms (one call at a time, log scale)")
-    cdf.set_ylabel("fraction of calls")
-    cdf.set_title("sequential latency CDF")
-    cdf.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    with figure(path, 1, 2, dpi=110, figsize=(12, 4.5)) as (_, (bars, cdf)):
+        names = ["bare echo", "plumbed echo", "rerank", "rerank,\nno cache", "rerank,\nINFO log"]
+        rates = [
+            result["echo_calls_per_second"],
+            result["plumbed_echo_calls_per_second"],
+            result["rerank_calls_per_second"],
+            result["rerank_uncached_calls_per_second"],
+            result["rerank_info_logging_calls_per_second"],
+        ]
+        bars.bar(names, rates, color=["#999999", "#bbbbbb", "#3060c0", "#6080c8", "#90a8e0"])
+        for x, rate in enumerate(rates):
+            bars.text(x, rate, f"{rate:,.0f}", ha="center", va="bottom")
+        bars.set_ylabel("calls per second (32 in flight)")
+        bars.set_title(f"50-candidate rerank vs bare echo: {result['rerank_vs_echo_ratio']:.2f}")
+        samples = result["_samples"]
+        for label, key in [
+            ("echo", "echo"),
+            ("rerank, 1k rows, cache warm", "rerank_1k_cached"),
+            ("rerank, 1k rows, cache off", "rerank_1k"),
+            ("rerank, 1M rows, cache off", "rerank_1m"),
+            ("dedupe check", "dedupe"),
+        ]:
+            values = sorted(samples[key])
+            cdf.plot(values, [i / len(values) for i in range(1, len(values) + 1)], label=label)
+        cdf.set_xscale("log")
+        cdf.set_xlabel("latency, ms (one call at a time, log scale)")
+        cdf.set_ylabel("fraction of calls")
+        cdf.set_title("sequential latency CDF")
+        cdf.legend()
 
 
 def main() -> None:
@@ -708,9 +699,9 @@ def main() -> None:
         return
     result = run(args.quick)
     print_table(result)
-    plot(result, RESULTS_DIR / "ranker.png")
-    path = write_result("ranker", {k: v for k, v in result.items() if not k.startswith("_")})
-    print(f"\nwrote {path} and {RESULTS_DIR / 'ranker.png'}")
+    measured = {k: v for k, v in result.items() if not k.startswith("_")}
+    path, png = write_outputs("ranker", measured, partial(plot, result))
+    print(f"\nwrote {path} and {png}")
 
 
 if __name__ == "__main__":

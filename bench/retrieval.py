@@ -31,10 +31,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import platform
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +41,7 @@ import httpx
 from mcp import Client
 
 from bench._mcp import call_tool, http_bridge
-from bench._report import RESULTS_DIR, format_table, progress, write_result
+from bench._report import figure, format_table, machine, progress, write_outputs
 from mem0_bridge import create_server
 from tests.support.stack import Stack, temporary_stack
 
@@ -332,27 +331,19 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
-    import matplotlib  # noqa: PLC0415 - only when plotting
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
     configurations = result["configurations"]
     names = ["hit_at_1", "hit_at_3", "mrr"]
     width = 0.8 / len(configurations)
-    fig, ax = plt.subplots(figsize=(8, 4))
-    for i, (config, m) in enumerate(configurations.items()):
-        xs = [j + i * width for j in range(len(names))]
-        bars = ax.bar(xs, [m[name] for name in names], width, label=config)
-        ax.bar_label(bars, fmt="%.2f", fontsize=8)
-    ax.set_xticks([j + width * (len(configurations) - 1) / 2 for j in range(len(names))])
-    ax.set_xticklabels(["hit@1", "hit@3", "MRR"])
-    ax.set_ylim(0, 1.25)
-    ax.set_title(f"Retrieval of {len(CASES)} question-style queries")
-    ax.legend(loc="upper center", ncol=len(configurations), fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    with figure(path, figsize=(8, 4)) as (_, ax):
+        for i, (config, m) in enumerate(configurations.items()):
+            xs = [j + i * width for j in range(len(names))]
+            bars = ax.bar(xs, [m[name] for name in names], width, label=config)
+            ax.bar_label(bars, fmt="%.2f", fontsize=8)
+        ax.set_xticks([j + width * (len(configurations) - 1) / 2 for j in range(len(names))])
+        ax.set_xticklabels(["hit@1", "hit@3", "MRR"])
+        ax.set_ylim(0, 1.25)
+        ax.set_title(f"Retrieval of {len(CASES)} question-style queries")
+        ax.legend(loc="upper center", ncol=len(configurations), fontsize=8)
 
 
 def main() -> None:
@@ -366,20 +357,12 @@ def main() -> None:
         progress("starting mem0-local (pgvector), ranker and judge with FakeLLM ...")
         with temporary_stack() as stack:
             result = asyncio.run(run_local(stack))
-    result["setup"].update(
-        {
-            "cases": len(CASES),
-            "top_k": TOP_K,
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-        }
-    )
+    result["setup"].update({"cases": len(CASES), "top_k": TOP_K, **machine()})
     print_table(result)
     # A live run is written beside, not over, the reproducible local-stack result.
     name = "retrieval_live" if args.mcp_url else "retrieval"
-    path = write_result(name, result)
-    plot(result, RESULTS_DIR / f"{name}.png")
-    progress(f"wrote {path} and {RESULTS_DIR / f'{name}.png'}")
+    path, png = write_outputs(name, result, partial(plot, result))
+    progress(f"wrote {path} and {png}")
 
 
 if __name__ == "__main__":

@@ -31,18 +31,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import json
 import os
-import platform
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack, ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from bench._mcp import http_bridge
-from bench._report import RESULTS_DIR, format_table, progress
+from bench._report import RESULTS_DIR, format_table, machine, progress, write_outputs
 from bench.eval._dataset import DATASET_PATH, KINDS, Dataset, counts, load, subset, validate
 from bench.eval._metrics import Attribution, store_metrics, summarize
 from bench.eval._replay import (
@@ -392,8 +391,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             },
             "oracle_error_rate": args.oracle_error_rate if "oracle" in judges else None,
             "cutoff": 10,
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
+            **machine(),
         },
     }
 
@@ -403,29 +401,14 @@ def _loose() -> dict[str, int]:
     return {"min_facts": 0, "min_queries": 0, "min_queries_per_kind": 0}
 
 
-def write_outputs(result: Mapping[str, Any], results_dir: Path, name: str) -> list[Path]:
-    from bench._report import write_result  # noqa: PLC0415
-
-    written = []
+def write_run(result: Mapping[str, Any], results_dir: Path, name: str) -> tuple[Path, Path]:
+    """`<name>.json` and `.png`; a sweep run measures one judge only and leaves them alone: it
+    writes `<name>_sweep.json` and `.png`."""
     sweep = result.get("sweep")
     if sweep is not None:
-        # A sweep run measures one judge only: it leaves the main result alone.
-        path = results_dir / f"{name}_sweep.json"
-        results_dir.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(sweep, indent=2, sort_keys=True) + "\n")
-        plot_sweep(sweep, results_dir / f"{name}_sweep.png")
-        return [path, results_dir / f"{name}_sweep.png"]
+        return write_outputs(f"{name}_sweep", sweep, partial(plot_sweep, sweep), results_dir)
     main = {k: v for k, v in result.items() if k != "sweep"}
-    if results_dir == RESULTS_DIR:
-        written.append(write_result(name, main))
-    else:
-        results_dir.mkdir(parents=True, exist_ok=True)
-        path = results_dir / f"{name}.json"
-        path.write_text(json.dumps(main, indent=2, sort_keys=True) + "\n")
-        written.append(path)
-    plot(result["judges"], results_dir / f"{name}.png")
-    written.append(results_dir / f"{name}.png")
-    return written
+    return write_outputs(name, main, partial(plot, result["judges"]), results_dir)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -478,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(table(judged))
     if result.get("sweep"):
         print("\n" + sweep_table(result["sweep"]))
-    for path in write_outputs(result, args.results_dir, args.name):
+    for path in write_run(result, args.results_dir, args.name):
         progress(f"wrote {path}")
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 DATASET_PATH = DATA_DIR / "eval_dataset.json"
@@ -95,11 +96,37 @@ class Dataset:
         return {f.id: f for f in self.facts}
 
 
+_Record = TypeVar("_Record", Fact, Event, Query)
+
+
 def _time(text: str) -> datetime:
     moment = datetime.fromisoformat(text)
     if moment.tzinfo is None:
         raise ValueError(f"timestamp without a time zone: {text!r}")
     return moment
+
+
+def _record(kind: type[_Record], data: dict[str, Any], **read: Callable[[Any], Any]) -> _Record:
+    """A record from its JSON object: each field from its key (KeyError when one is missing),
+    through `read[field]` where given; keys that are no field are ignored."""
+    return kind(**{f.name: read.get(f.name, _same)(data[f.name]) for f in fields(kind)})
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _json(record: Fact | Event | Query) -> dict[str, Any]:
+    """A record's JSON object: its fields in order, tuples as lists, times in ISO 8601."""
+    return {f.name: _json_value(getattr(record, f.name)) for f in fields(record)}
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
 
 
 def from_json(data: dict[str, Any]) -> Dataset:
@@ -109,40 +136,9 @@ def from_json(data: dict[str, Any]) -> Dataset:
         seed=int(data["seed"]),
         projects=tuple(data["projects"]),
         query_time=_time(data["query_time"]),
-        facts=tuple(
-            Fact(
-                id=f["id"],
-                kind=f["kind"],
-                role=f["role"],
-                scope=f["scope"],
-                subject=f["subject"],
-                attribute=f["attribute"],
-                values=tuple(f["values"]),
-                current=f["current"],
-            )
-            for f in data["facts"]
-        ),
-        events=tuple(
-            Event(
-                time=_time(e["time"]),
-                scope=e["scope"],
-                fact=e["fact"],
-                value=e["value"],
-                text=e["text"],
-            )
-            for e in data["events"]
-        ),
-        queries=tuple(
-            Query(
-                id=q["id"],
-                kind=q["kind"],
-                form=q["form"],
-                project=q["project"],
-                text=q["text"],
-                gold=q["gold"],
-            )
-            for q in data["queries"]
-        ),
+        facts=tuple(_record(Fact, f, values=tuple) for f in data["facts"]),
+        events=tuple(_record(Event, e, time=_time) for e in data["events"]),
+        queries=tuple(_record(Query, q) for q in data["queries"]),
     )
 
 
@@ -154,40 +150,9 @@ def to_json(dataset: Dataset) -> dict[str, Any]:
         "projects": list(dataset.projects),
         "query_time": dataset.query_time.isoformat(),
         "counts": counts(dataset),
-        "facts": [
-            {
-                "id": f.id,
-                "kind": f.kind,
-                "role": f.role,
-                "scope": f.scope,
-                "subject": f.subject,
-                "attribute": f.attribute,
-                "values": list(f.values),
-                "current": f.current,
-            }
-            for f in dataset.facts
-        ],
-        "events": [
-            {
-                "time": e.time.isoformat(),
-                "scope": e.scope,
-                "fact": e.fact,
-                "value": e.value,
-                "text": e.text,
-            }
-            for e in dataset.events
-        ],
-        "queries": [
-            {
-                "id": q.id,
-                "kind": q.kind,
-                "form": q.form,
-                "project": q.project,
-                "text": q.text,
-                "gold": q.gold,
-            }
-            for q in dataset.queries
-        ],
+        "facts": [_json(f) for f in dataset.facts],
+        "events": [_json(e) for e in dataset.events],
+        "queries": [_json(q) for q in dataset.queries],
     }
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench._report import format_table
+from bench._report import figure, format_table
 from bench.eval._dataset import FORMS, KINDS, Dataset
 from bench.eval._metrics import summarize
 
@@ -95,64 +95,49 @@ def _echoes(echoes: Mapping[str, int] | None) -> str:
 
 def plot(judges: Mapping[str, Mapping[str, Any]], path: Path) -> None:
     """hit@1 per kind and system, one panel per judge."""
-    import matplotlib  # noqa: PLC0415 - only when plotting
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    fig, axes = plt.subplots(len(judges), 1, figsize=(11, 3.6 * len(judges)), squeeze=False)
-    for ax, (judge, run) in zip(axes[:, 0], judges.items(), strict=True):
-        systems = list(run["kinds"][KINDS[0]])
-        width = 0.8 / len(systems)
-        for i, system in enumerate(systems):
-            xs = [j + i * width for j in range(len(KINDS))]
-            bars = ax.bar(
-                xs, [run["kinds"][k][system]["hit@1"] for k in KINDS], width, label=system
+    with figure(path, len(judges), 1, figsize=(11, 3.6 * len(judges)), squeeze=False) as (_, axes):
+        for ax, (judge, run) in zip(axes[:, 0], judges.items(), strict=True):
+            systems = list(run["kinds"][KINDS[0]])
+            width = 0.8 / len(systems)
+            for i, system in enumerate(systems):
+                xs = [j + i * width for j in range(len(KINDS))]
+                bars = ax.bar(
+                    xs, [run["kinds"][k][system]["hit@1"] for k in KINDS], width, label=system
+                )
+                ax.bar_label(bars, fmt="%.2f", fontsize=6)
+            ax.set_xticks([j + width * (len(systems) - 1) / 2 for j in range(len(KINDS))])
+            ax.set_xticklabels(KINDS, fontsize=8)
+            ax.set_ylim(0, 1.2)
+            store = run["store"]
+            ax.set_title(
+                f"hit@1 per kind, judge={judge} (memories/fact {store['memories_per_fact']:.2f}, "
+                f"stale {store['stale_values']}, lost {store['facts_lost']}"
+                + (f", verdict floor {run['verdict_floor']:g})" if "verdict_floor" in run else ")"),
+                fontsize=9,
             )
-            ax.bar_label(bars, fmt="%.2f", fontsize=6)
-        ax.set_xticks([j + width * (len(systems) - 1) / 2 for j in range(len(KINDS))])
-        ax.set_xticklabels(KINDS, fontsize=8)
-        ax.set_ylim(0, 1.2)
-        store = run["store"]
-        ax.set_title(
-            f"hit@1 per kind, judge={judge} (memories/fact {store['memories_per_fact']:.2f}, "
-            f"stale {store['stale_values']}, lost {store['facts_lost']}"
-            + (f", verdict floor {run['verdict_floor']:g})" if "verdict_floor" in run else ")"),
-            fontsize=9,
-        )
-        ax.legend(loc="upper right", ncol=len(systems), fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+            ax.legend(loc="upper right", ncol=len(systems), fontsize=7)
 
 
 def plot_sweep(sweep: Mapping[str, Any], path: Path) -> None:
     """hit@1 per kind against each swept setting (the others at their defaults)."""
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
     parameters = list(sweep["axes"])
-    fig, axes = plt.subplots(1, len(parameters), figsize=(4.2 * len(parameters), 4), squeeze=False)
     defaults = sweep["defaults"]
-    for ax, parameter in zip(axes[0], parameters, strict=True):
-        points = [
-            p
-            for p in sweep["points"]
-            if all(p["settings"][k] == v for k, v in defaults.items() if k != parameter)
-        ]
-        points.sort(key=lambda p: p["settings"][parameter])
-        xs = [p["settings"][parameter] for p in points]
-        for kind in KINDS:
-            ax.plot(xs, [p["kinds"][kind]["hit@1"] for p in points], marker="o", label=kind)
-        ax.plot(xs, [p["mean_kind_hit@1"] for p in points], "k--", marker="s", label="mean")
-        ax.axvline(defaults[parameter], color="grey", linestyle=":")
-        ax.set_xlabel(parameter)
-        ax.set_ylim(0, 1.05)
-        ax.set_title(f"hit@1 vs {parameter}", fontsize=9)
-    axes[0][0].set_ylabel(f"hit@1 ({sweep['system']}, judge={sweep['judge']})")
-    axes[0][-1].legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    size = (4.2 * len(parameters), 4)
+    with figure(path, 1, len(parameters), figsize=size, squeeze=False) as (_, axes):
+        for ax, parameter in zip(axes[0], parameters, strict=True):
+            points = [
+                p
+                for p in sweep["points"]
+                if all(p["settings"][k] == v for k, v in defaults.items() if k != parameter)
+            ]
+            points.sort(key=lambda p: p["settings"][parameter])
+            xs = [p["settings"][parameter] for p in points]
+            for kind in KINDS:
+                ax.plot(xs, [p["kinds"][kind]["hit@1"] for p in points], marker="o", label=kind)
+            ax.plot(xs, [p["mean_kind_hit@1"] for p in points], "k--", marker="s", label="mean")
+            ax.axvline(defaults[parameter], color="grey", linestyle=":")
+            ax.set_xlabel(parameter)
+            ax.set_ylim(0, 1.05)
+            ax.set_title(f"hit@1 vs {parameter}", fontsize=9)
+        axes[0][0].set_ylabel(f"hit@1 ({sweep['system']}, judge={sweep['judge']})")
+        axes[0][-1].legend(fontsize=7, loc="lower right")

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench._report import format_table, progress, write_result
+from bench._report import figure, format_table, progress, write_outputs
 from bench.eval._dataset import KINDS
 
 FLOORS = (0.8, 0.85, 0.88, 0.9, 0.92, 0.95)
@@ -102,25 +102,17 @@ def plot(
     variable: str = VARIABLE,
     judge: str = "fake judge, which over-merges",
 ) -> None:
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
     floors = [r["floor"] for r in rows]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for kind in KINDS:
-        left.plot(floors, [r["hit@1"][kind] for r in rows], marker="o", label=kind)
-    left.set(xlabel=variable, ylabel=f"hit@1 ({SYSTEM})")
-    left.legend(fontsize="small")
-    right.plot(floors, [r["facts_lost"] for r in rows], marker="o", label="facts lost")
-    right.plot(floors, [r["stale_values"] for r in rows], marker="s", label="stale values")
-    right.set(xlabel=variable, ylabel="facts")
-    right.legend()
-    fig.suptitle(f"{variable} on the eval ({judge})")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    with figure(path, 1, 2, figsize=(12, 4.5)) as (fig, (left, right)):
+        for kind in KINDS:
+            left.plot(floors, [r["hit@1"][kind] for r in rows], marker="o", label=kind)
+        left.set(xlabel=variable, ylabel=f"hit@1 ({SYSTEM})")
+        left.legend(fontsize="small")
+        right.plot(floors, [r["facts_lost"] for r in rows], marker="o", label="facts lost")
+        right.plot(floors, [r["stale_values"] for r in rows], marker="s", label="stale values")
+        right.set(xlabel=variable, ylabel="facts")
+        right.legend()
+        fig.suptitle(f"{variable} on the eval ({judge})")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -153,10 +145,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "variable": args.variable,
         "floors": rows,
     }
-    path = write_result(args.name, result)
     label = judge_label(args.judge, args.oracle_error_rate)
-    plot(rows, path.with_suffix(".png"), args.variable, label)
-    progress(f"wrote {path} and {path.with_suffix('.png')}")
+    path, png = write_outputs(args.name, result, lambda png: plot(rows, png, args.variable, label))
+    progress(f"wrote {path} and {png}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "compose.yaml"
 ENV_EXAMPLE = ROOT / ".env.example"
 SKILL_FILE = ROOT / "skills" / "shared-memory" / "SKILL.md"
+#: The Dockerfile the services share; its SERVICE argument picks the one an image runs.
+SHARED_DOCKERFILE = ROOT / "services" / "Dockerfile"
+#: The services built from a Dockerfile of their own, in their folder, instead.
+OWN_DOCKERFILES = frozenset({"mem0-local"})
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "[::1]", "localhost"})
 
@@ -49,7 +53,12 @@ class Service:
 
     @property
     def dockerfile(self) -> Path:
-        return self.path / "Dockerfile"
+        return self.path / "Dockerfile" if self.directory in OWN_DOCKERFILES else SHARED_DOCKERFILE
+
+    @property
+    def build_args(self) -> dict[str, str]:
+        """The build arguments that make `dockerfile` build this service's image."""
+        return {} if self.directory in OWN_DOCKERFILES else {"SERVICE": self.directory}
 
     def settings(self) -> type[BaseSettings]:
         settings: type[BaseSettings] = getattr(
@@ -211,10 +220,47 @@ def dockerfile_instructions(path: Path) -> list[Instruction]:
     return instructions
 
 
-def final_stage(instructions: list[Instruction]) -> list[Instruction]:
-    """The instructions of the last stage: the image that runs."""
+def stages(instructions: list[Instruction]) -> list[list[Instruction]]:
+    """The instructions of each stage, its FROM first (the global ARGs before them left out)."""
     starts = [index for index, item in enumerate(instructions) if item.keyword == "FROM"]
-    return instructions[starts[-1] :]
+    return [instructions[start:end] for start, end in zip(starts, [*starts[1:], None], strict=True)]
+
+
+def stage_name(stage: list[Instruction]) -> str | None:
+    """The name a stage is given (`FROM image AS name`), None when it has none."""
+    words = stage[0].arguments.split()
+    return words[2] if len(words) == 3 and words[1].upper() == "AS" else None
+
+
+_ARGUMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def expand(text: str, arguments: dict[str, str]) -> str:
+    """`text` with `$NAME` and `${NAME}` replaced by the arguments' values (unknown ones left)."""
+    return _ARGUMENT.sub(lambda match: arguments.get(match[1] or match[2], match[0]), text)
+
+
+def global_args(instructions: list[Instruction], given: dict[str, str]) -> dict[str, str]:
+    """The ARGs before the first FROM, as FROM lines see them in a build passed `given`."""
+    first = next(n for n, item in enumerate(instructions) if item.keyword == "FROM")
+    arguments: dict[str, str] = {}
+    for name, default in dockerfile_args(instructions[:first]).items():
+        arguments[name] = given.get(name, expand(default, arguments))
+    return arguments
+
+
+def image_instructions(service: Service) -> list[Instruction]:
+    """The instructions a service's image is made of: its Dockerfile's last stage built with
+    the service's build arguments, after those of the stage it stands on when its FROM names
+    one (and so on), as Docker applies them (a later CMD, USER, ... wins)."""
+    instructions = dockerfile_instructions(service.dockerfile)
+    arguments = global_args(instructions, service.build_args)
+    every = stages(instructions)
+    named = {stage_name(stage): stage for stage in every}
+    chain = [every[-1]]
+    while (base := expand(chain[0][0].arguments.split()[0], arguments)) in named:
+        chain.insert(0, named[base])
+    return [item for stage in chain for item in stage]
 
 
 def exec_form(arguments: str) -> list[str]:

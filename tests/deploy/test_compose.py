@@ -35,12 +35,14 @@ def test_compose_file_parses_into_services_and_volumes() -> None:
 
 
 @by_service
-def test_each_service_is_built_from_its_own_dockerfile(service: Service) -> None:
+def test_each_service_is_built_from_its_dockerfile_as_itself(service: Service) -> None:
     build = compose_service(service.compose_name)["build"]
     context = (ROOT / build["context"]).resolve()
     assert context == ROOT, "the build context must be the repository root"
     assert (context / build["dockerfile"]).resolve() == service.dockerfile
     assert service.dockerfile.is_file()
+    # The shared Dockerfile builds the service its SERVICE argument names.
+    assert service.build_args.items() <= build.get("args", {}).items()
 
 
 @by_service

@@ -1,5 +1,9 @@
-"""Each service's Dockerfile runs that service's own console script, as a non-root user, on the
-documented ports, configured only through variables its settings class really reads."""
+"""Each service's image runs that service's own console script, as a non-root user, on the
+documented ports, configured only through variables its settings class really reads.
+
+The ranker, the judge and the bridge share one Dockerfile (services/Dockerfile) whose SERVICE
+argument picks the stage an image is; each test reads the image a service's build arguments make.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import pytest
 from tests.deploy._repo import (
     ROOT,
     SERVICES,
+    SHARED_DOCKERFILE,
     Instruction,
     Service,
     dockerfile_args,
@@ -19,8 +24,12 @@ from tests.deploy._repo import (
     env_names,
     env_prefix,
     exec_form,
+    expand,
     field_default,
-    final_stage,
+    global_args,
+    image_instructions,
+    stage_name,
+    stages,
 )
 
 # The default ports the design documents (issue "Foundation": mem0-local 8000, ranker 50051 and
@@ -35,10 +44,6 @@ DOCUMENTED_PORTS = {
 by_directory = pytest.mark.parametrize("service", SERVICES, ids=lambda service: service.directory)
 
 
-def _final(service: Service) -> list[Instruction]:
-    return final_stage(dockerfile_instructions(service.dockerfile))
-
-
 def _last(instructions: list[Instruction], keyword: str) -> Instruction:
     matches = [item for item in instructions if item.keyword == keyword]
     assert matches, f"no {keyword} instruction"
@@ -47,7 +52,7 @@ def _last(instructions: list[Instruction], keyword: str) -> Instruction:
 
 @by_directory
 def test_cmd_runs_a_console_script_the_service_declares(service: Service) -> None:
-    command = exec_form(_last(_final(service), "CMD").arguments)
+    command = exec_form(_last(image_instructions(service), "CMD").arguments)
     assert command[0] in service.scripts(), (
         f"{service.dockerfile.relative_to(ROOT)} runs {command[0]!r}, but "
         f"services/{service.directory}/pyproject.toml declares {sorted(service.scripts())}"
@@ -56,7 +61,7 @@ def test_cmd_runs_a_console_script_the_service_declares(service: Service) -> Non
 
 @by_directory
 def test_cmd_runs_the_service_named_console_script(service: Service) -> None:
-    assert exec_form(_last(_final(service), "CMD").arguments)[0] == service.script
+    assert exec_form(_last(image_instructions(service), "CMD").arguments)[0] == service.script
 
 
 @by_directory
@@ -68,14 +73,20 @@ def test_settings_defaults_are_the_documented_ports(service: Service) -> None:
 
 @by_directory
 def test_exposed_ports_are_the_documented_ports(service: Service) -> None:
-    assert dockerfile_exposed_ports(_final(service)) == DOCUMENTED_PORTS[service.directory]
+    assert (
+        dockerfile_exposed_ports(image_instructions(service)) == DOCUMENTED_PORTS[service.directory]
+    )
 
 
 @by_directory
 def test_env_sets_only_variables_the_settings_read(service: Service) -> None:
     settings = service.settings()
     prefix = env_prefix(settings)
-    ours = {name for name in dockerfile_env(_final(service)) if name.upper().startswith(prefix)}
+    ours = {
+        name
+        for name in dockerfile_env(image_instructions(service))
+        if name.upper().startswith(prefix)
+    }
     unknown = ours - env_names(settings)
     assert not unknown, f"{service.directory}: {sorted(unknown)} are read by no setting"
 
@@ -83,7 +94,9 @@ def test_env_sets_only_variables_the_settings_read(service: Service) -> None:
 @by_directory
 def test_env_keeps_the_documented_port_values(service: Service) -> None:
     settings = service.settings()
-    environment = {name.upper(): value for name, value in dockerfile_env(_final(service)).items()}
+    environment = {
+        name.upper(): value for name, value in dockerfile_env(image_instructions(service)).items()
+    }
     for field_name in service.port_fields:
         variable = env_prefix(settings) + field_name.upper()
         if variable in environment:
@@ -92,7 +105,9 @@ def test_env_keeps_the_documented_port_values(service: Service) -> None:
 
 @by_directory
 def test_container_binds_beyond_its_own_loopback(service: Service) -> None:
-    environment = {name.upper(): value for name, value in dockerfile_env(_final(service)).items()}
+    environment = {
+        name.upper(): value for name, value in dockerfile_env(image_instructions(service)).items()
+    }
     hosts = {name: value for name, value in environment.items() if name.endswith("HOST")}
     assert hosts, f"{service.directory}: no *_HOST variable set; the default binds 127.0.0.1"
     # A container's port must be reachable from the other containers and the host.
@@ -101,13 +116,13 @@ def test_container_binds_beyond_its_own_loopback(service: Service) -> None:
 
 @by_directory
 def test_image_runs_as_a_non_root_user(service: Service) -> None:
-    user = _last(_final(service), "USER").arguments.split(":", 1)[0]
+    user = _last(image_instructions(service), "USER").arguments.split(":", 1)[0]
     assert user not in {"root", "0"}
 
 
 @by_directory
 def test_image_declares_a_healthcheck_in_exec_form(service: Service) -> None:
-    healthcheck = _last(_final(service), "HEALTHCHECK").arguments
+    healthcheck = _last(image_instructions(service), "HEALTHCHECK").arguments
     command = healthcheck.split(" CMD ", 1)[1] if " CMD " in healthcheck else healthcheck[4:]
     assert exec_form(command)[0] == "python"
 
@@ -115,23 +130,22 @@ def test_image_declares_a_healthcheck_in_exec_form(service: Service) -> None:
 @by_directory
 def test_base_image_is_python_3_11_slim(service: Service) -> None:
     instructions = dockerfile_instructions(service.dockerfile)
-    arguments = dockerfile_args(instructions)
-    for item in instructions:
-        if item.keyword != "FROM":
-            continue
-        image = item.arguments.split()[0]
-        # An argument's default may name another argument (TORCH_WHEELS_IMAGE=${PYTHON_IMAGE}).
-        while image.startswith("${") and image.endswith("}"):
-            image = arguments[image[2:-1]]
-        assert image == "python:3.11-slim"
+    # An argument's default may name another argument (TORCH_WHEELS_IMAGE=${PYTHON_IMAGE}).
+    arguments = global_args(instructions, service.build_args)
+    every = stages(instructions)
+    names = {stage_name(stage) for stage in every}
+    for stage in every:
+        image = expand(stage[0].arguments.split()[0], arguments)
+        assert image in names or image == "python:3.11-slim", stage[0]
 
 
 @by_directory
 def test_every_copy_source_exists_in_the_build_context(service: Service) -> None:
+    arguments = service.build_args
     for item in dockerfile_instructions(service.dockerfile):
         if item.keyword != "COPY" or "--from=" in item.arguments:
             continue
-        *sources, _destination = shlex.split(item.arguments)
+        *sources, _destination = shlex.split(expand(item.arguments, arguments))
         for source in sources:
             assert (ROOT / source).exists(), f"{service.directory}: COPY {source} is missing"
 
@@ -150,6 +164,21 @@ def test_dockerfile_needs_no_frontend_from_a_registry(service: Service) -> None:
     # A `# syntax=` line makes BuildKit pull that frontend image before building anything.
     first = service.dockerfile.read_text().splitlines()[0]
     assert not first.lower().replace(" ", "").startswith("#syntax="), first
+
+
+def test_the_shared_dockerfile_builds_only_the_service_named() -> None:
+    instructions = dockerfile_instructions(SHARED_DOCKERFILE)
+    # No default: a build that names no service fails rather than building one of them.
+    assert global_args(instructions, {})["SERVICE"] == ""
+    assert stages(instructions)[-1][0].arguments == "${SERVICE}"
+    sharing = {s.directory for s in SERVICES if s.dockerfile == SHARED_DOCKERFILE}
+    assert sharing <= {stage_name(stage) for stage in stages(instructions)}
+    installs = [
+        i.arguments for i in instructions if i.keyword == "RUN" and "./services/" in i.arguments
+    ]
+    assert installs == [
+        "pip install -c constraints.txt ./protos ./services/common ./services/${SERVICE}"
+    ]
 
 
 def test_mem0_local_takes_torch_from_build_arguments() -> None:
@@ -172,9 +201,9 @@ def test_mem0_local_takes_torch_from_build_arguments() -> None:
 
 def test_mem0_local_image_owns_its_data_directory() -> None:
     service = next(s for s in SERVICES if s.directory == "mem0-local")
-    final = _final(service)
-    data_dir = dockerfile_env(final)["MEM0_LOCAL_DATA_DIR"]
-    created = [i.arguments for i in final if i.keyword == "RUN" and data_dir in i.arguments]
+    image = image_instructions(service)
+    data_dir = dockerfile_env(image)["MEM0_LOCAL_DATA_DIR"]
+    created = [i.arguments for i in image if i.keyword == "RUN" and data_dir in i.arguments]
     assert created
     assert f"install -d -o app -g app {data_dir}" in created[0]
-    assert any(i.keyword == "VOLUME" and data_dir in i.arguments for i in final)
+    assert any(i.keyword == "VOLUME" and data_dir in i.arguments for i in image)

@@ -1,4 +1,5 @@
-"""This repository's images, built from its Dockerfiles with the engine's own builder.
+"""This repository's images, built from its Dockerfiles with the engine's own builder (the
+ranker's, the judge's and the bridge's from the one they share, told which by SERVICE).
 
 The suite builds them in its session (layer cache makes a rebuild of unchanged sources take
 seconds); `python -m tests.docker.images` builds them ahead, which `make test-docker` does so
@@ -70,6 +71,7 @@ def build(compose_name: str) -> str:
         "--tag",
         tag,
         *build_arguments(),
+        *(f"--build-arg={name}={value}" for name, value in service.build_args.items()),
         str(ROOT),
     ]
     answer = subprocess.run(

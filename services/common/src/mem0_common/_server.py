@@ -61,10 +61,6 @@ class GrpcServer:
         self.metrics_port: int | None = None
 
     @property
-    def host(self) -> str:
-        return self._settings.host
-
-    @property
     def metrics_host(self) -> str:
         return self._settings.metrics_host
 
@@ -74,7 +70,7 @@ class GrpcServer:
 
     @property
     def address(self) -> str:
-        return f"{self.host}:{self.port}"
+        return f"{self._settings.host}:{self.port}"
 
     async def start(self) -> None:
         server = grpc.aio.server(interceptors=[CallInterceptor(self.name)], options=_OPTIONS)

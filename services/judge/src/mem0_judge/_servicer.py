@@ -22,15 +22,9 @@ from collections.abc import Awaitable, Callable
 from typing import NoReturn, TypeVar
 
 import grpc
+from google.protobuf.message import Message
 
-from mem0_judge._errors import (
-    JudgeError,
-    LLMBadAnswerError,
-    LLMNotConfiguredError,
-    LLMRejectedError,
-    LLMTimeoutError,
-    LLMUnavailableError,
-)
+from mem0_judge._errors import JudgeError, LLMNotConfiguredError
 from mem0_judge._judge import Judge
 from mem0_judge._metrics import LLM_ERRORS
 from mem0_judge._settings import JudgeSettings
@@ -52,14 +46,6 @@ NOT_CONFIGURED_MESSAGE = (
 #: DEADLINE_EXCEEDED from its own clock.
 _DEADLINE_MARGIN_SECONDS = 0.02
 
-_CODES: dict[type[JudgeError], grpc.StatusCode] = {
-    LLMNotConfiguredError: grpc.StatusCode.UNAVAILABLE,
-    LLMUnavailableError: grpc.StatusCode.UNAVAILABLE,
-    LLMTimeoutError: grpc.StatusCode.DEADLINE_EXCEEDED,
-    LLMRejectedError: grpc.StatusCode.FAILED_PRECONDITION,
-    LLMBadAnswerError: grpc.StatusCode.INTERNAL,
-}
-
 _VERDICTS = {
     "SAME": judge_pb2.VERDICT_SAME,
     "SUPERSEDES": judge_pb2.VERDICT_SUPERSEDES,
@@ -68,7 +54,10 @@ _VERDICTS = {
 
 _log = logging.getLogger("mem0_judge.service")
 
-_T = TypeVar("_T")
+_Req = TypeVar("_Req", bound=Message)
+_Resp = TypeVar("_Resp", bound=Message)
+_Handler = Callable[["JudgeServicer", _Req, grpc.aio.ServicerContext], Awaitable[_Resp]]
+_Asking = Callable[["JudgeServicer", _Req, grpc.aio.ServicerContext, Judge], Awaitable[_Resp]]
 
 
 def _deadline(context: grpc.aio.ServicerContext) -> float | None:
@@ -76,6 +65,34 @@ def _deadline(context: grpc.aio.ServicerContext) -> float | None:
     if remaining is None:
         return None
     return time.monotonic() + remaining - _DEADLINE_MARGIN_SECONDS
+
+
+def _judging(
+    operation: str, check: Callable[[_Req], None]
+) -> Callable[[_Asking[_Req, _Resp]], _Handler[_Req, _Resp]]:
+    """A handler that asks the judge, after `check` passed the request and only when there is a
+    judge: every way this can fail ends in its code."""
+
+    def decorate(ask: _Asking[_Req, _Resp]) -> _Handler[_Req, _Resp]:
+        async def handler(
+            self: JudgeServicer, request: _Req, context: grpc.aio.ServicerContext
+        ) -> _Resp:
+            try:
+                check(request)
+            except InvalidRequestError as exc:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            if self._judge is None:
+                await self._fail(context, operation, LLMNotConfiguredError(NOT_CONFIGURED_MESSAGE))
+            try:
+                return await ask(self, request, context, self._judge)
+            except JudgeError as error:
+                await self._fail(context, operation, error)
+
+        handler.__name__ = ask.__name__
+        handler.__doc__ = ask.__doc__
+        return handler
+
+    return decorate
 
 
 class JudgeServicer(judge_pb2_grpc.JudgeServiceServicer):
@@ -90,39 +107,15 @@ class JudgeServicer(judge_pb2_grpc.JudgeServiceServicer):
     ) -> NoReturn:
         LLM_ERRORS.labels(operation, error.kind).inc()
         _log.warning("%s: no judgement (%s): %s", operation, error.kind, error)
-        await context.abort(_CODES[type(error)], str(error))
+        await context.abort(error.code, str(error))
         raise AssertionError("context.abort returned")  # pragma: no cover
 
-    async def _judged(
-        self,
-        context: grpc.aio.ServicerContext,
-        operation: str,
-        check: Callable[[], None],
-        ask: Callable[[Judge], Awaitable[_T]],
-    ) -> _T:
-        """Check the request, then ask the judge: every way this can fail ends in its code."""
-        try:
-            check()
-        except InvalidRequestError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        if self._judge is None:
-            await self._fail(context, operation, LLMNotConfiguredError(NOT_CONFIGURED_MESSAGE))
-        try:
-            return await ask(self._judge)
-        except JudgeError as error:
-            await self._fail(context, operation, error)
-
+    @_judging("compare", check_compare)
     async def Compare(  # noqa: N802 - gRPC method name
-        self, request: judge_pb2.CompareRequest, context: grpc.aio.ServicerContext
+        self, request: judge_pb2.CompareRequest, context: grpc.aio.ServicerContext, judge: Judge
     ) -> judge_pb2.CompareResponse:
-        judgements = await self._judged(
-            context,
-            "compare",
-            lambda: check_compare(request),
-            lambda judge: judge.compare(
-                request.fact, [c.text for c in request.candidates], _deadline(context)
-            ),
-        )
+        texts = [c.text for c in request.candidates]
+        judgements = await judge.compare(request.fact, texts, _deadline(context))
         return judge_pb2.CompareResponse(
             judgements=[
                 judge_pb2.Judgement(
@@ -134,15 +127,11 @@ class JudgeServicer(judge_pb2_grpc.JudgeServiceServicer):
             ]
         )
 
+    @_judging("rewrite", check_rewrite)
     async def Rewrite(  # noqa: N802 - gRPC method name
-        self, request: judge_pb2.RewriteRequest, context: grpc.aio.ServicerContext
+        self, request: judge_pb2.RewriteRequest, context: grpc.aio.ServicerContext, judge: Judge
     ) -> judge_pb2.RewriteResponse:
-        rewrite = await self._judged(
-            context,
-            "rewrite",
-            lambda: check_rewrite(request),
-            lambda judge: judge.rewrite(request.query, _deadline(context)),
-        )
+        rewrite = await judge.rewrite(request.query, _deadline(context))
         return judge_pb2.RewriteResponse(
             statement=rewrite.statement, rewritten=rewrite.rewritten, cached=rewrite.cached
         )

@@ -12,6 +12,7 @@ The mention cache cannot see other replicas' writes, so here its entries expire 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
@@ -19,20 +20,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._scoring import MentionRecord
-from mem0_ranker._store import (
-    RECORD_TABLES,
-    STATS_QUERY,
-    Forgotten,
-    Migrations,
-    Pending,
-    Reinforcement,
-    SqlStore,
-    Stats,
-    StoredText,
-    pending_migrations,
-    pending_table,
-    scope_prefix_bounds,
-)
+from mem0_ranker._sql import RECORD_TABLES, Migrations, SqlStore, pending_migrations, pending_table
+from mem0_ranker._store import Forgotten, Pending, Reinforcement, StoredText
 
 MIGRATIONS: Migrations = [
     (
@@ -104,6 +93,10 @@ async def _migrate(conn: AsyncConnection[TupleRow]) -> None:
 
 
 class PostgresStore(SqlStore):
+    PARAM = "%s"
+    ANY_ID = "memory_id = ANY(%s)"
+    EVERY_ROW = "true"
+
     def __init__(
         self,
         pool: AsyncConnectionPool[AsyncConnection[TupleRow]],
@@ -136,6 +129,22 @@ class PostgresStore(SqlStore):
             await pool.close()
             raise
         return cls(pool, mention_cache)
+
+    @staticmethod
+    def _ids_param(memory_ids: Sequence[str]) -> object:
+        return list(memory_ids)
+
+    async def _read_row(
+        self, sql: str, params: Sequence[object] | None = None
+    ) -> Sequence[Any] | None:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(sql, params)
+            return await cur.fetchone()
+
+    async def _write(self, sql: str, params: Sequence[object]) -> int:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(sql, params)
+        return cur.rowcount
 
     async def find_stored(self, scope: str, key: str, since: float) -> StoredText | None:
         async with self._pool.connection() as conn:
@@ -195,7 +204,7 @@ class PostgresStore(SqlStore):
                     )
                 for table in RECORD_TABLES:
                     await conn.execute(
-                        f"DELETE FROM {table} WHERE memory_id = ANY(%s)",  # noqa: S608 - fixed names
+                        f"DELETE FROM {table} WHERE {self.ANY_ID}",  # noqa: S608 - fixed clauses
                         (ids,),
                     )
                 cur = await conn.execute(
@@ -205,24 +214,6 @@ class PostgresStore(SqlStore):
         finally:
             self._forget_cached([into, *ids])
         return int(found[0]) if found else 0
-
-    async def scope_pending(self, scope: str) -> bool:
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM ranker_pending WHERE scope = %s)", (scope,)
-            )
-            row = await cur.fetchone()
-        return bool(row and row[0])
-
-    async def mark_pending(self, scope: str, memory_id: str, reason: str, now: float) -> None:
-        async with self._pool.connection() as conn:
-            await conn.execute(
-                "INSERT INTO ranker_pending"
-                " (memory_id, scope, reason, marked_at, leased_until, attempts)"
-                " VALUES (%s, %s, %s, %s, 0, 0)"
-                " ON CONFLICT (memory_id) DO UPDATE SET leased_until = 0",
-                (memory_id, scope, reason, now),
-            )
 
     async def claim_pending(self, limit: int, lease_seconds: float, now: float) -> list[Pending]:
         async with self._pool.connection() as conn:
@@ -236,13 +227,6 @@ class PostgresStore(SqlStore):
             )
             rows = await cur.fetchall()
         return sorted((Pending(*row) for row in rows), key=lambda p: p.marked_at)
-
-    async def resolve_pending(self, memory_ids: Sequence[str]) -> int:
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "DELETE FROM ranker_pending WHERE memory_id = ANY(%s)", (list(memory_ids),)
-            )
-        return cur.rowcount
 
     async def reinforce(
         self, memory_id: str, scope: str, now: float, debounce_seconds: float
@@ -292,26 +276,6 @@ class PostgresStore(SqlStore):
         finally:  # even a failed delete may have committed: forgetting is always safe
             self._forget_cached(ids)
         return Forgotten(*counts)
-
-    async def forget_memories(self, memory_ids: Sequence[str]) -> Forgotten:
-        if not memory_ids:
-            return Forgotten(0, 0, 0)
-        return await self._delete("memory_id = ANY(%s)", (list(memory_ids),), memory_ids)
-
-    async def forget_scope(self, scope: str) -> Forgotten:
-        low, high = scope_prefix_bounds(scope)
-        return await self._delete("scope = %s OR (scope >= %s AND scope < %s)", (scope, low, high))
-
-    async def forget_everything(self) -> Forgotten:
-        return await self._delete("true", ())
-
-    async def stats(self) -> Stats:
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(STATS_QUERY)
-            row = await cur.fetchone()
-        if row is None:
-            raise RuntimeError("an aggregate query returned no row")
-        return Stats(*(int(value) for value in row))
 
     async def close(self) -> None:
         await self._pool.close()

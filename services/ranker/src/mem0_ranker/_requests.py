@@ -109,6 +109,13 @@ def scope(value: str, limits: Limits, field: str = "scope") -> str:
     return _bounded(value, field, limits.max_scope_length)
 
 
+def scoped_text(
+    request: ranker_pb2.CheckDuplicateRequest | ranker_pb2.RecordStoredRequest, limits: Limits
+) -> tuple[str, str]:
+    """The scope and the text's dedupe key of a request naming both."""
+    return scope(request.scope, limits), text_key(request.text, limits)
+
+
 def text_key(value: str, limits: Limits) -> str:
     """The dedupe key of a text; a text that normalises to nothing cannot be deduplicated."""
     _bounded(value, "text", limits.max_text_length)
@@ -270,3 +277,13 @@ def claim(request: ranker_pb2.ClaimPendingRequest, limits: Limits) -> tuple[int,
             f"lease_seconds: must be in (0, {MAX_LEASE_SECONDS:g}], got {lease!r}"
         )
     return request.limit, lease
+
+
+def fold(request: ranker_pb2.FoldRequest, limits: Limits) -> tuple[str, str, list[str]]:
+    """The scope, the memory that stays and the memories folded into it, of a Fold request."""
+    where = scope(request.scope, limits)
+    into = memory_id(request.into_memory_id, "into_memory_id", limits)
+    others = memory_ids(request.from_memory_ids, "from_memory_ids", limits)
+    if into in others:
+        raise InvalidArgument("from_memory_ids: must not contain into_memory_id")
+    return where, into, others

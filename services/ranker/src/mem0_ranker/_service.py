@@ -11,6 +11,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import fields
 from typing import TypeVar
 
 import grpc
@@ -94,13 +95,9 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
         self._clock = clock
         self._dedupe_window = settings.dedupe_window_seconds
         self._debounce = settings.reinforce_debounce_seconds
+        # The settings name each scoring parameter as ScoringParams does.
         self._params = ScoringParams(
-            alpha=settings.alpha,
-            half_life_days=settings.half_life_days,
-            recency_floor=settings.recency_floor,
-            similarity_margin=settings.similarity_margin,
-            mention_margin=settings.mention_margin,
-            mention_band_min=settings.mention_band_min,
+            **{field.name: getattr(settings, field.name) for field in fields(ScoringParams)}
         )
         self._limits = LIMITS
 
@@ -108,8 +105,7 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
     async def CheckDuplicate(  # noqa: N802 - gRPC method name
         self, request: ranker_pb2.CheckDuplicateRequest, context: grpc.aio.ServicerContext
     ) -> ranker_pb2.CheckDuplicateResponse:
-        scope = _requests.scope(request.scope, self._limits)
-        key = _requests.text_key(request.text, self._limits)
+        scope, key = _requests.scoped_text(request, self._limits)
         found = await self._store.find_stored(scope, key, self._clock() - self._dedupe_window)
         if found is None:
             return ranker_pb2.CheckDuplicateResponse(duplicate=False)
@@ -124,8 +120,7 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
     async def RecordStored(  # noqa: N802 - gRPC method name
         self, request: ranker_pb2.RecordStoredRequest, context: grpc.aio.ServicerContext
     ) -> ranker_pb2.RecordStoredResponse:
-        scope = _requests.scope(request.scope, self._limits)
-        key = _requests.text_key(request.text, self._limits)
+        scope, key = _requests.scoped_text(request, self._limits)
         memory_id = _requests.memory_id(request.memory_id, "memory_id", self._limits)
         await self._store.record_stored(
             scope, key, memory_id, self._clock(), replaces=request.replaces
@@ -154,15 +149,16 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
         ranked = rank_columns(candidates, records, self._clock(), self._params, request.limit)
         response = ranker_pb2.RerankResponse()
         add = response.results.add  # in place: building messages first would copy each
-        for s in ranked:
+        # Unpacked, not add(**s._asdict()): that dict costs a rerank of 1000 candidates 0.3 ms.
+        for memory_id, score, similarity, mentions, mention_factor, recency, age_days in ranked:
             add(
-                memory_id=s.memory_id,
-                score=s.score,
-                similarity=s.similarity,
-                mentions=s.mentions,
-                mention_factor=s.mention_factor,
-                recency=s.recency,
-                age_days=s.age_days,
+                memory_id=memory_id,
+                score=score,
+                similarity=similarity,
+                mentions=mentions,
+                mention_factor=mention_factor,
+                recency=recency,
+                age_days=age_days,
             )
         return response
 
@@ -190,11 +186,7 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
     async def Fold(  # noqa: N802 - gRPC method name
         self, request: ranker_pb2.FoldRequest, context: grpc.aio.ServicerContext
     ) -> ranker_pb2.FoldResponse:
-        scope = _requests.scope(request.scope, self._limits)
-        into = _requests.memory_id(request.into_memory_id, "into_memory_id", self._limits)
-        others = _requests.memory_ids(request.from_memory_ids, "from_memory_ids", self._limits)
-        if into in others:
-            raise InvalidArgument("from_memory_ids: must not contain into_memory_id")
+        scope, into, others = _requests.fold(request, self._limits)
         mentions = await self._store.fold(scope, into, others, self._clock())
         return ranker_pb2.FoldResponse(mentions=mentions)
 

@@ -16,27 +16,15 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import aiosqlite
 
 from mem0_common import private_files
 from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._scoring import MentionRecord
-from mem0_ranker._store import (
-    RECORD_TABLES,
-    STATS_QUERY,
-    Forgotten,
-    Migrations,
-    Pending,
-    Reinforcement,
-    SqlStore,
-    Stats,
-    StoredText,
-    pending_migrations,
-    pending_table,
-    scope_prefix_bounds,
-)
+from mem0_ranker._sql import RECORD_TABLES, Migrations, SqlStore, pending_migrations, pending_table
+from mem0_ranker._store import Forgotten, Pending, Reinforcement, StoredText
 
 MIGRATIONS: Migrations = [
     (
@@ -113,6 +101,10 @@ def _prepare(path: Path) -> Path:
 
 
 class SqliteStore(SqlStore):
+    PARAM = "?"
+    ANY_ID = "memory_id IN (SELECT value FROM json_each(?))"
+    EVERY_ROW = "1 = 1"
+
     def __init__(
         self,
         writer: aiosqlite.Connection,
@@ -148,6 +140,20 @@ class SqliteStore(SqlStore):
         # which keeps rerank cost flat as the table grows. Address space only, not RAM.
         await reader.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
         return cls(writer, reader, mention_cache)
+
+    @staticmethod
+    def _ids_param(memory_ids: Sequence[str]) -> object:
+        return json.dumps(list(memory_ids))
+
+    async def _read_row(
+        self, sql: str, params: Sequence[object] | None = None
+    ) -> Sequence[Any] | None:
+        return next(iter(await self._reader.execute_fetchall(sql, params)), None)
+
+    async def _write(self, sql: str, params: Sequence[object]) -> int:
+        async with self._write_lock:
+            cursor = await self._writer.execute(sql, params)
+        return cursor.rowcount
 
     async def find_stored(self, scope: str, key: str, since: float) -> StoredText | None:
         rows = list(
@@ -222,7 +228,7 @@ class SqliteStore(SqlStore):
                 )
             for table in RECORD_TABLES:
                 await self._writer.execute(
-                    f"DELETE FROM {table} WHERE memory_id IN (SELECT value FROM json_each(?))",  # noqa: S608 - fixed names
+                    f"DELETE FROM {table} WHERE {self.ANY_ID}",  # noqa: S608 - fixed clauses
                     (ids,),
                 )
             found = list(
@@ -236,24 +242,6 @@ class SqliteStore(SqlStore):
             return await self._transaction(statements)
         finally:
             self._forget_cached([into, *others])
-
-    async def scope_pending(self, scope: str) -> bool:
-        rows = list(
-            await self._reader.execute_fetchall(
-                "SELECT EXISTS (SELECT 1 FROM ranker_pending WHERE scope = ?)", (scope,)
-            )
-        )
-        return bool(rows[0][0])
-
-    async def mark_pending(self, scope: str, memory_id: str, reason: str, now: float) -> None:
-        async with self._write_lock:
-            await self._writer.execute(
-                "INSERT INTO ranker_pending"
-                " (memory_id, scope, reason, marked_at, leased_until, attempts)"
-                " VALUES (?, ?, ?, ?, 0, 0)"
-                " ON CONFLICT (memory_id) DO UPDATE SET leased_until = 0",
-                (memory_id, scope, reason, now),
-            )
 
     async def claim_pending(self, limit: int, lease_seconds: float, now: float) -> list[Pending]:
         async def statements() -> list[Pending]:
@@ -269,14 +257,6 @@ class SqliteStore(SqlStore):
             return sorted((Pending(*row) for row in rows), key=lambda p: p.marked_at)
 
         return await self._transaction(statements)
-
-    async def resolve_pending(self, memory_ids: Sequence[str]) -> int:
-        async with self._write_lock:
-            cursor = await self._writer.execute(
-                "DELETE FROM ranker_pending WHERE memory_id IN (SELECT value FROM json_each(?))",
-                (json.dumps(list(memory_ids)),),
-            )
-        return cursor.rowcount
 
     async def reinforce(
         self, memory_id: str, scope: str, now: float, debounce_seconds: float
@@ -331,26 +311,6 @@ class SqliteStore(SqlStore):
             return await self._transaction(statements)
         finally:  # even a failed delete may have committed: forgetting is always safe
             self._forget_cached(ids)
-
-    async def forget_memories(self, memory_ids: Sequence[str]) -> Forgotten:
-        if not memory_ids:
-            return Forgotten(0, 0, 0)
-        return await self._delete(
-            "memory_id IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(memory_ids)),),
-            memory_ids,
-        )
-
-    async def forget_scope(self, scope: str) -> Forgotten:
-        low, high = scope_prefix_bounds(scope)
-        return await self._delete("scope = ? OR (scope >= ? AND scope < ?)", (scope, low, high))
-
-    async def forget_everything(self) -> Forgotten:
-        return await self._delete("1 = 1", ())
-
-    async def stats(self) -> Stats:
-        rows = list(await self._reader.execute_fetchall(STATS_QUERY))
-        return Stats(*rows[0])
 
     async def close(self) -> None:
         await self._reader.close()

@@ -11,23 +11,7 @@ import abc
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mem0_ranker._mention_cache import MentionCache, MentionReader
 from mem0_ranker._scoring import MentionRecord
-
-#: Versioned schema steps; a released step is never edited, only followed by a new one.
-Migrations = list[tuple[int, list[str]]]
-
-#: The same in both dialects: row and mention totals, and the dedupe hit counter.
-STATS_QUERY = (
-    "SELECT (SELECT count(*) FROM ranker_mentions),"
-    " (SELECT coalesce(sum(mentions), 0) FROM ranker_mentions),"
-    " (SELECT count(*) FROM ranker_dedupe),"
-    " (SELECT value FROM ranker_counters WHERE name = 'dedupe_hits'),"
-    " (SELECT count(*) FROM ranker_pending)"
-)
-
-#: The tables whose rows name a memory and a scope, which every forget clears alike.
-RECORD_TABLES = ("ranker_mentions", "ranker_dedupe", "ranker_pending")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,37 +52,6 @@ class Pending:
     reason: str
     marked_at: float
     attempts: int
-
-
-def pending_table(text: str) -> list[str]:
-    """Schema step 2 of both backends: memories awaiting a verdict. `text` is the dialect's
-    byte-ordered text type, so the nested-scope range delete is exact in both."""
-    return [
-        f"""CREATE TABLE ranker_pending (
-            memory_id {text} PRIMARY KEY,
-            scope {text} NOT NULL,
-            reason {text} NOT NULL,
-            marked_at DOUBLE PRECISION NOT NULL,
-            leased_until DOUBLE PRECISION NOT NULL,
-            attempts BIGINT NOT NULL
-        )""",
-        "CREATE INDEX ranker_pending_order ON ranker_pending (leased_until, marked_at)",
-        "CREATE INDEX ranker_pending_scope ON ranker_pending (scope)",
-    ]
-
-
-def scope_prefix_bounds(scope: str) -> tuple[str, str]:
-    """The key range of scopes nested under `scope` ("user:u" holds "user:u/run:r").
-
-    "0" is the character after "/", so [scope + "/", scope + "0") is exactly the nested ones and
-    both backends can answer it from an index range.
-    """
-    return f"{scope}/", f"{scope}0"
-
-
-def pending_migrations(migrations: Migrations, current: int | None) -> Migrations:
-    """The steps after schema version `current` (None: nothing applied yet), in order."""
-    return [(version, steps) for version, steps in migrations if version > (current or 0)]
 
 
 class Store(abc.ABC):
@@ -175,27 +128,3 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def close(self) -> None: ...
-
-
-class SqlStore(Store):
-    """What both SQL backends share around their own statements: mention lookups go through a
-    `MentionReader` (the cache, and concurrent lookups sharing one query), and every write that
-    may have changed mention rows updates or drops their cached copies."""
-
-    def __init__(self, mention_cache: MentionCache | None) -> None:
-        self._mentions = MentionReader(self._fetch_mentions, mention_cache)
-
-    @abc.abstractmethod
-    async def _fetch_mentions(self, memory_ids: list[str]) -> dict[str, MentionRecord]:
-        """The stored records of these ids, one query (the reader's cache misses)."""
-
-    async def mentions(self, memory_ids: Sequence[str]) -> dict[str, MentionRecord]:
-        return await self._mentions(memory_ids)
-
-    def _forget_cached(self, memory_ids: Sequence[str] | None) -> None:
-        """Drop cached records a delete may have removed; None (ids unknown) drops them all.
-        Called even when the delete failed: it may have committed, and forgetting is safe."""
-        if memory_ids is None:
-            self._mentions.clear()
-        else:
-            self._mentions.forget(memory_ids)

@@ -9,8 +9,8 @@ ids of other tenants reveal nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from mem0_bridge._core import Core
 from mem0_bridge._errors import BridgeError
 from mem0_bridge._grpc import skipped
 from mem0_bridge._inputs import check_memory_id, check_text
@@ -18,6 +18,9 @@ from mem0_bridge._lifetime import rfc3339
 from mem0_bridge._mem0 import Memory
 from mem0_bridge._models import ChangeResult, HistoryEvent, HistoryResult, Span
 from mem0_bridge._scopes import is_pin_namespace
+
+if TYPE_CHECKING:
+    from mem0_bridge._service import MemoryService
 
 #: Which namespaces a caller may reach by id.
 Readable = Callable[[str], bool]
@@ -30,12 +33,12 @@ def _unknown(memory_id: str) -> BridgeError:
     )
 
 
-async def own(core: Core, memory_id: str, readable: Readable) -> Memory:
+async def own(service: MemoryService, memory_id: str, readable: Readable) -> Memory:
     """The memory, if this caller may reach it; else the unknown-id error."""
-    memory = await core.mem0.get(memory_id)
+    memory = await service.mem0.get(memory_id)
     if (
         memory is None
-        or memory.user_id != core.user_id
+        or memory.user_id != service.user_id
         or not memory.run_id
         or not readable(memory.run_id)
     ):
@@ -44,11 +47,11 @@ async def own(core: Core, memory_id: str, readable: Readable) -> Memory:
 
 
 async def _ordinary(
-    core: Core, memory_id: str, readable: Readable, verb: str, notes: list[str]
+    service: MemoryService, memory_id: str, readable: Readable, verb: str, notes: list[str]
 ) -> Memory:
     """The ordinary memory `memory_id` names; for a restatement folded into another memory,
     that memory (the one that holds the fact now), with a note saying so."""
-    memory = await own(core, memory_id, readable)
+    memory = await own(service, memory_id, readable)
     if is_pin_namespace(memory.run_id):
         raise BridgeError(
             f"{memory_id} is a pin; pins are stored verbatim and are not {verb} by id. Use "
@@ -58,39 +61,41 @@ async def _ordinary(
     if into is None:
         return memory
     try:
-        survivor = await own(core, into, readable)
+        survivor = await own(service, into, readable)
     except BridgeError:
         return memory  # the memory it was folded into is gone: it answers for itself
     notes.append(f"{memory_id} was folded into {into}, which holds the fact now; this acted on it")
     return survivor
 
 
-async def unpin(core: Core, memory_id: str, readable: Readable) -> ChangeResult:
+async def unpin(service: MemoryService, memory_id: str, readable: Readable) -> ChangeResult:
     memory_id = check_memory_id(memory_id)
-    memory = await own(core, memory_id, readable)
+    memory = await own(service, memory_id, readable)
     if not is_pin_namespace(memory.run_id):
         raise BridgeError(
             f"{memory_id} is not a pin (it lives in {memory.run_id!r}); memory_unpin only "
             "removes pins. Use memory_delete to delete an ordinary memory."
         )
-    await core.mem0.delete(memory_id)
+    await service.mem0.delete(memory_id)
     return ChangeResult(
         action="unpinned", memory_id=memory_id, namespace=memory.run_id, text=memory.text, notes=[]
     )
 
 
-async def update(core: Core, memory_id: str, text: str, readable: Readable) -> ChangeResult:
+async def update(
+    service: MemoryService, memory_id: str, text: str, readable: Readable
+) -> ChangeResult:
     memory_id = check_memory_id(memory_id)
     text = check_text(text)
     notes: list[str] = []
-    memory = await _ordinary(core, memory_id, readable, "updated", notes)
+    memory = await _ordinary(service, memory_id, readable, "updated", notes)
     memory_id = memory.id
     namespace = memory.run_id or ""
-    rscope = core.rscope(namespace)
-    async with core.scope_locks.hold(rscope):
-        await core.mem0.update(memory_id, text)
+    rscope = service.rscope(namespace)
+    async with service.scope_locks.hold(rscope):
+        await service.mem0.update(memory_id, text)
         # The memory no longer holds its old text: no dedupe record may vouch for it.
-        failure = await core.ranker.record_stored(rscope, text, memory_id, replaces=True)
+        failure = await service.ranker.record_stored(rscope, text, memory_id, replaces=True)
     return ChangeResult(
         action="updated",
         memory_id=memory_id,
@@ -101,20 +106,20 @@ async def update(core: Core, memory_id: str, text: str, readable: Readable) -> C
     )
 
 
-async def delete(core: Core, memory_id: str, readable: Readable) -> ChangeResult:
+async def delete(service: MemoryService, memory_id: str, readable: Readable) -> ChangeResult:
     """Delete one memory; the older values it had superseded become current again, so that
     deleting a wrong change leaves the fact with its previous value."""
     memory_id = check_memory_id(memory_id)
     notes: list[str] = []
-    memory = await _ordinary(core, memory_id, readable, "deleted", notes)
-    async with core.scope_locks.hold(core.rscope(memory.run_id or "")):
-        await core.mem0.delete(memory.id)
-        failure = await core.ranker.forget([memory.id])
+    memory = await _ordinary(service, memory_id, readable, "deleted", notes)
+    async with service.scope_locks.hold(service.rscope(memory.run_id or "")):
+        await service.mem0.delete(memory.id)
+        failure = await service.ranker.forget([memory.id])
         life = memory.lifetime
         if life.current:
-            for restored in await _superseded_by(core, memory, life.supersedes):
-                await core.mem0.update(
-                    restored.id, metadata=restored.lifetime.reinstated(core.now())
+            for restored in await _superseded_by(service, memory, life.supersedes):
+                await service.mem0.update(
+                    restored.id, metadata=restored.lifetime.reinstated(service.now())
                 )
                 notes.append(f"{restored.id} holds the fact again: {restored.text}")
     return ChangeResult(
@@ -126,9 +131,11 @@ async def delete(core: Core, memory_id: str, readable: Readable) -> ChangeResult
     )
 
 
-async def _superseded_by(core: Core, memory: Memory, ids: Sequence[str]) -> list[Memory]:
+async def _superseded_by(
+    service: MemoryService, memory: Memory, ids: Sequence[str]
+) -> list[Memory]:
     """Those of `ids` that `memory` superseded and that still say so."""
-    found = [await core.mem0.get(i) for i in ids]
+    found = [await service.mem0.get(i) for i in ids]
     return [
         m
         for m in found
@@ -136,12 +143,12 @@ async def _superseded_by(core: Core, memory: Memory, ids: Sequence[str]) -> list
     ]
 
 
-async def reinstate(core: Core, memory_id: str, readable: Readable) -> ChangeResult:
+async def reinstate(service: MemoryService, memory_id: str, readable: Readable) -> ChangeResult:
     """Make a superseded (or folded) memory current again: undo a change the judge got wrong.
     The memory that had superseded it is marked superseded by it in turn."""
     memory_id = check_memory_id(memory_id)
     notes: list[str] = []
-    memory = await own(core, memory_id, readable)
+    memory = await own(service, memory_id, readable)
     if is_pin_namespace(memory.run_id):
         raise BridgeError(f"{memory_id} is a pin; pins are always current.")
     life = memory.lifetime
@@ -153,13 +160,13 @@ async def reinstate(core: Core, memory_id: str, readable: Readable) -> ChangeRes
             text=memory.text,
             notes=["it was current already; nothing changed"],
         )
-    async with core.scope_locks.hold(core.rscope(memory.run_id or "")):
-        at = core.now()
-        successor = await _current_successor(core, memory)
+    async with service.scope_locks.hold(service.rscope(memory.run_id or "")):
+        at = service.now()
+        successor = await _current_successor(service, memory)
         replacing = [] if successor is None else [successor.id]
-        await core.mem0.update(memory_id, metadata=life.reinstated(at, replacing=replacing))
+        await service.mem0.update(memory_id, metadata=life.reinstated(at, replacing=replacing))
         if successor is not None:
-            await core.mem0.update(
+            await service.mem0.update(
                 successor.id, metadata=successor.lifetime.superseded(memory_id, at)
             )
             notes.append(f"{successor.id} is superseded by it now: {successor.text}")
@@ -172,14 +179,14 @@ async def reinstate(core: Core, memory_id: str, readable: Readable) -> ChangeRes
     )
 
 
-async def _current_successor(core: Core, memory: Memory) -> Memory | None:
+async def _current_successor(service: MemoryService, memory: Memory) -> Memory | None:
     """The current memory at the end of `memory`'s superseded_by (or folded_into) chain."""
     life = memory.lifetime
     next_id = life.superseded_by or life.folded_into
     seen = {memory.id}
     while next_id is not None and next_id not in seen:
         seen.add(next_id)
-        successor = await core.mem0.get(next_id)
+        successor = await service.mem0.get(next_id)
         if successor is None or successor.run_id != memory.run_id:
             return None
         if successor.lifetime.current:
@@ -188,11 +195,11 @@ async def _current_successor(core: Core, memory: Memory) -> Memory | None:
     return None
 
 
-async def history(core: Core, memory_id: str, readable: Readable) -> HistoryResult:
+async def history(service: MemoryService, memory_id: str, readable: Readable) -> HistoryResult:
     """How one memory's text changed, and when its value held (its validity spans)."""
     memory_id = check_memory_id(memory_id)
-    memory = await own(core, memory_id, readable)
-    entries = await core.mem0.history(memory_id)
+    memory = await own(service, memory_id, readable)
+    entries = await service.mem0.history(memory_id)
     if not entries:
         raise _unknown(memory_id)
     life = memory.lifetime

@@ -55,12 +55,6 @@ def parse_time(value: object) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-def newest_time(*values: str | None) -> datetime | None:
-    """The latest of the given times that parse, else None."""
-    times = [t for t in map(parse_time, values) if t is not None]
-    return max(times) if times else None
-
-
 def rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat()
 

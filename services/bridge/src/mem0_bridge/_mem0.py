@@ -12,16 +12,19 @@ import itertools
 import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import httpx
 
-from mem0_bridge._lifetime import Lifetime
+from mem0_bridge._lifetime import Lifetime, parse_time
 from mem0_bridge._settings import BridgeSettings
 from mem0_common import CLIENT_KEEPALIVE_EXPIRY_SECONDS
 from mem0mcp.contract import MAX_ID_CHARS, max_items
 from mem0mcp.ranker.v1 import ranker_pb2
 
+#: mem0's REST server caps GET /memories at 1000 items.
+LIST_CAP = 1000
 #: The metadata key under which a memory names the memories it was stored close to.
 RELATED_KEY = "related_ids"
 #: As many as the ranker takes per candidate.
@@ -60,6 +63,11 @@ class Mem0Error(Exception):
         self.outcome_unknown = outcome_unknown
 
 
+def newest_time(created_at: str | None, updated_at: str | None) -> datetime | None:
+    times = [t for t in (parse_time(created_at), parse_time(updated_at)) if t is not None]
+    return max(times) if times else None
+
+
 @dataclass(frozen=True)
 class Memory:
     """One memory as mem0 returns it (search hits carry a score, listings do not)."""
@@ -95,6 +103,12 @@ class Memory:
     def lifetime(self) -> Lifetime:
         """When the memory's value held, and what superseded or absorbed it (`_lifetime`)."""
         return Lifetime.of(self.metadata, self.created_at)
+
+    @property
+    def active_at(self) -> float:
+        """Epoch seconds of the memory's newest update (0 when mem0 gave no time)."""
+        newest = newest_time(self.created_at, self.updated_at)
+        return newest.timestamp() if newest is not None else 0.0
 
     @property
     def similarity_to_query(self) -> float:

@@ -13,20 +13,25 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import anyio
 
-from mem0_bridge._core import Core, both, to_hit
+from mem0_bridge._concurrency import both
 from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._inputs import check_text, same_text
-from mem0_bridge._lifetime import newest_time, one_per_fact, rfc3339, superseded_last
-from mem0_bridge._mem0 import Mem0Error, Memory
+from mem0_bridge._lifetime import one_per_fact, rfc3339, superseded_last
+from mem0_bridge._mem0 import Mem0Error, Memory, newest_time
 from mem0_bridge._models import Hit, SearchResult
 from mem0_bridge._ranker import RankCandidate
+from mem0_bridge._render import to_hit
 from mem0_bridge._scopes import is_pin_namespace
 from mem0_bridge._wording import same_values
 from mem0mcp import contract
 from mem0mcp.ranker.v1 import ranker_pb2
+
+if TYPE_CHECKING:
+    from mem0_bridge._service import MemoryService
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +54,7 @@ class _Rewritten:
 
 
 async def search(
-    core: Core,
+    service: MemoryService,
     query: str,
     namespaces: Sequence[str] | None,
     limit: int,
@@ -59,12 +64,12 @@ async def search(
     memories, each superseded one below the memory that superseded it; with `as_of`, the
     memories that were current then."""
     query = check_text(query, "query")
-    top_k = min(limit * core.settings.search_overfetch, SEARCH_CAP)
+    top_k = min(limit * service.settings.search_overfetch, SEARCH_CAP)
     raw, rewritten = await both(
         functools.partial(
-            core.mem0.search, query, user_id=core.user_id, run_id=namespaces, top_k=top_k
+            service.mem0.search, query, user_id=service.user_id, run_id=namespaces, top_k=top_k
         ),
-        functools.partial(rewritten_search, core, query, namespaces, top_k),
+        functools.partial(rewritten_search, service, query, namespaces, top_k),
     )
     relative = {
         memory_id: pair
@@ -76,7 +81,7 @@ async def search(
     restated = restatements([m for m, _ in ordered])
     notes = list(rewritten.notes)
     ranked = (
-        await core.ranker.rerank(
+        await service.ranker.rerank(
             [
                 RankCandidate(
                     memory_id=m.id,
@@ -105,7 +110,7 @@ async def search(
             if r.memory_id in merged
         ]
     if as_of is None:
-        hits = await _successors_first(core, hits, namespaces)
+        hits = await _successors_first(service, hits, namespaces)
     hits = one_per_fact(hits, key=_hit_id, restates=_hit_restates(merged))[:limit]
     return SearchResult(
         query=query,
@@ -143,7 +148,7 @@ MAX_SUCCESSOR_HOPS = 4
 
 
 async def _successors_first(
-    core: Core, hits: list[Hit], namespaces: Sequence[str] | None
+    service: MemoryService, hits: list[Hit], namespaces: Sequence[str] | None
 ) -> list[Hit]:
     """`hits` with each superseded hit below the memory that superseded it; one the search did
     not find is fetched and placed where the superseded hit was, so an older value never
@@ -159,10 +164,10 @@ async def _successors_first(
                 below[hit.id] = successor_id
                 break
             hops += 1
-            successor = await core.mem0.get(successor_id)
+            successor = await service.mem0.get(successor_id)
             if (
                 successor is None
-                or successor.user_id != core.user_id
+                or successor.user_id != service.user_id
                 or (namespaces is not None and successor.run_id not in namespaces)
             ):
                 break
@@ -195,7 +200,7 @@ def restatements(memories: Sequence[Memory]) -> Restatements:
 
     Without a judge (or where the verdict guard keeps a restatement apart), a fact said again
     in other words is a memory of its own, and the ranker would see each wording alone:
-    - "1 core", then "0.5 cores", then "capped at 1 core" leaves the first memory older than
+    - "1 service", then "0.5 cores", then "capped at 1 service" leaves the first memory older than
       the change it was reverted from, and recency ranked the change first. Told when its
       values were last stated (`at`), the ranker counts that as activity.
     - A fact said six times in three wordings looked like three facts said twice. Told each
@@ -254,24 +259,24 @@ def on_one_scale(*found: Sequence[Memory]) -> dict[str, tuple[Memory, float]]:
 
 
 async def rewritten_search(
-    core: Core, query: str, namespaces: Sequence[str] | None, top_k: int
+    service: MemoryService, query: str, namespaces: Sequence[str] | None, top_k: int
 ) -> _Rewritten:
     """Search the statement that would answer a question, within the latency budget.
 
     Best effort: whatever goes wrong (judge down, slow, mem0 failing on this second search)
     leaves the raw query's results standing, with a note when worth telling.
     """
-    budget = core.settings.rewrite_budget_ms / 1000
+    budget = service.settings.rewrite_budget_ms / 1000
     started = anyio.current_time()
-    statement = await _statement(core, query, budget)
+    statement = await _statement(service, query, budget)
     if not isinstance(statement, str):
         return statement
     # The gRPC deadline bounded the rewrite; the rest of the budget bounds this search (an httpx
     # call cancels cleanly, a cancelled gRPC call may not).
     with anyio.move_on_after(budget - (anyio.current_time() - started)):
         try:
-            found = await core.mem0.search(
-                statement, user_id=core.user_id, run_id=namespaces, top_k=top_k
+            found = await service.mem0.search(
+                statement, user_id=service.user_id, run_id=namespaces, top_k=top_k
             )
         except Mem0Error as exc:
             logger.warning("search of the rewritten query failed: %s", exc)
@@ -280,14 +285,18 @@ async def rewritten_search(
     return _Rewritten(notes=[OVER_BUDGET])
 
 
-async def _statement(core: Core, query: str, budget: float) -> str | _Rewritten:
+async def _statement(service: MemoryService, query: str, budget: float) -> str | _Rewritten:
     """The statement worth searching besides `query`, or the (empty) outcome without one.
 
     A budget of 0 means no rewrite at all, not a call that is bound to miss its deadline.
     """
-    if not core.settings.query_rewrite or budget <= 0 or await core.judge.usable() is not None:
+    if (
+        not service.settings.query_rewrite
+        or budget <= 0
+        or await service.judge.usable() is not None
+    ):
         return _Rewritten()
-    answer = await core.judge.rewrite(query, deadline=budget)
+    answer = await service.judge.rewrite(query, deadline=budget)
     if isinstance(answer, PeerFailure):
         if answer.timed_out:
             return _Rewritten(notes=[OVER_BUDGET])

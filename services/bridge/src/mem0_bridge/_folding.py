@@ -1,4 +1,6 @@
-"""Turning the judge's verdicts into one current memory per fact, for an add and a later reconcile.
+"""Reconciling a fact with the close memories of its scope, on add and in the background: the
+candidates, the judge's verdicts on them, and the verdicts turned into one current memory per
+fact.
 
 Nothing a verdict does destroys a fact. A change (SUPERSEDES) is stored as its own memory and
 the memories holding the older value are marked superseded by it (`_lifetime`): search ranks
@@ -28,9 +30,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from mem0_bridge._core import Core
 from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import same_text
 from mem0_bridge._judge import Verdict
@@ -38,8 +39,35 @@ from mem0_bridge._lifetime import SUPERSEDES
 from mem0_bridge._mem0 import Mem0Error, Memory
 from mem0_bridge._settings import BridgeSettings
 from mem0_bridge._wording import adds_details, differs_only_in_values
+from mem0mcp.contract import MAX_COMPARE_CANDIDATES
+
+if TYPE_CHECKING:
+    from mem0_bridge._service import MemoryService
 
 logger = logging.getLogger(__name__)
+
+
+async def candidates(service: MemoryService, text: str, namespace: str) -> list[Memory]:
+    """The memories of `namespace` close enough to `text` to be shown to the judge; folded
+    memories are left out (the memory they were folded into speaks for them)."""
+    found = await service.mem0.search(
+        text,
+        user_id=service.user_id,
+        run_id=namespace,
+        top_k=min(service.settings.judge_max_candidates, MAX_COMPARE_CANDIDATES),
+    )
+    floor = service.settings.reinforcement_prefilter_threshold
+    return [c for c in found if (c.score or 0.0) >= floor and c.lifetime.folded_into is None]
+
+
+async def verdicts_on(
+    service: MemoryService, text: str, close: list[Memory]
+) -> dict[str, Verdict] | PeerFailure:
+    """The judge's verdicts on `close`, or why there are none (off, no LLM, down, a bug)."""
+    unusable = await service.judge.usable()
+    if unusable is not None:
+        return unusable
+    return await service.judge.compare(text, [(c.id, c.text) for c in close])
 
 
 @dataclass(frozen=True)
@@ -120,11 +148,13 @@ class Applied:
     notes: list[str] = field(default_factory=list)
 
 
-async def mark(core: Core, memory: Memory, metadata: Mapping[str, object], what: str) -> bool:
+async def mark(
+    service: MemoryService, memory: Memory, metadata: Mapping[str, object], what: str
+) -> bool:
     """Merge lifetime `metadata` into `memory`; False (logged) when mem0 refused, for notes.
     A memory deleted meanwhile (404) needs no mark."""
     try:
-        await core.mem0.update(memory.id, metadata=metadata)
+        await service.mem0.update(memory.id, metadata=metadata)
     except Mem0Error as exc:
         if exc.status == 404:
             return True
@@ -134,17 +164,23 @@ async def mark(core: Core, memory: Memory, metadata: Mapping[str, object], what:
 
 
 async def supersede(
-    core: Core, older: Sequence[Memory], survivor_id: str, at: datetime, applied: Applied
+    service: MemoryService,
+    older: Sequence[Memory],
+    survivor_id: str,
+    at: datetime,
+    applied: Applied,
 ) -> None:
     """Mark each of `older` superseded by `survivor_id` from `at` on."""
     for memory in older:
-        if await mark(core, memory, memory.lifetime.superseded(survivor_id, at), "superseded"):
+        if await mark(service, memory, memory.lifetime.superseded(survivor_id, at), "superseded"):
             applied.superseded.append(memory.id)
         else:
             applied.notes.append(f"{memory.id} could not be marked superseded; it stays current")
 
 
-async def apply(core: Core, decision: Decision, text: str, namespace: str, at: datetime) -> Applied:
+async def apply(
+    service: MemoryService, decision: Decision, text: str, namespace: str, at: datetime
+) -> Applied:
     """Carry out a `same` or `revive` decision for the fact `text` in `namespace`, as of `at`.
 
     The caller holds the namespace's scope lock. A mem0 failure on the survivor propagates
@@ -154,11 +190,11 @@ async def apply(core: Core, decision: Decision, text: str, namespace: str, at: d
     survivor = decision.survivor
     if survivor is None or decision.kind is None:
         raise ValueError("apply() needs a same or revive decision")
-    rscope = core.rscope(namespace)
+    rscope = service.rscope(namespace)
     applied = Applied(survivor)
     older = [*decision.superseded]
     if decision.kind == "revive":
-        older += await _successor(core, survivor, namespace, {m.id for m in older})
+        older += await _successor(service, survivor, namespace, {m.id for m in older})
     replacing = [m.id for m in older]
     metadata = (
         survivor.lifetime.reinstated(at, replacing=replacing)
@@ -167,23 +203,23 @@ async def apply(core: Core, decision: Decision, text: str, namespace: str, at: d
     )
     rewrite = adds_details(text, survivor.text) and not same_text(survivor.text, text)
     if rewrite or metadata is not None:
-        await core.mem0.update(survivor.id, text if rewrite else None, metadata=metadata)
+        await service.mem0.update(survivor.id, text if rewrite else None, metadata=metadata)
     if rewrite:
         applied.rewritten = True
-        failure = await core.ranker.record_stored(rscope, text, survivor.id, replaces=True)
+        failure = await service.ranker.record_stored(rscope, text, survivor.id, replaces=True)
         applied.notes += skipped(failure, "the new text was not recorded for dedupe")
     for copy in decision.folded:
-        if await mark(core, copy, copy.lifetime.folded(survivor.id, at), "folded"):
+        if await mark(service, copy, copy.lifetime.folded(survivor.id, at), "folded"):
             applied.folded.append(copy.id)
         else:
             applied.notes.append(f"copy {copy.id} could not be folded into {survivor.id}")
-    await supersede(core, older, survivor.id, at, applied)
+    await supersede(service, older, survivor.id, at, applied)
     if applied.folded:
-        carried = await core.ranker.fold(rscope, survivor.id, applied.folded)
+        carried = await service.ranker.fold(rscope, survivor.id, applied.folded)
         applied.notes += skipped(carried, "mentions of the folded copies were not carried over")
         if not isinstance(carried, PeerFailure):
             applied.mentions = carried
-    reinforced = await core.ranker.reinforce(rscope, survivor.id)
+    reinforced = await service.ranker.reinforce(rscope, survivor.id)
     applied.notes += skipped(reinforced, "the mention was not counted")
     if not isinstance(reinforced, PeerFailure):
         applied.mentions = reinforced.mentions
@@ -192,13 +228,15 @@ async def apply(core: Core, decision: Decision, text: str, namespace: str, at: d
     return applied
 
 
-async def _successor(core: Core, revived: Memory, namespace: str, known: set[str]) -> list[Memory]:
+async def _successor(
+    service: MemoryService, revived: Memory, namespace: str, known: set[str]
+) -> list[Memory]:
     """The current memory that superseded `revived`, when the judge did not name it: a
     change-back supersedes the value it returns from, even when that was not a candidate."""
     successor_id = revived.lifetime.superseded_by
     if successor_id is None or successor_id in known:
         return []
-    successor = await core.mem0.get(successor_id)
+    successor = await service.mem0.get(successor_id)
     if successor is None or successor.run_id != namespace or not successor.lifetime.current:
         return []
     return [successor]
@@ -218,13 +256,13 @@ class Echo:
     notes: list[str]
 
 
-async def count_echo(core: Core, decision: Decision, namespace: str) -> Echo:
+async def count_echo(service: MemoryService, decision: Decision, namespace: str) -> Echo:
     """Count a kept-apart restatement as a mention of the memory it echoes. The echoed memory
     is left as it is: only its mentions and freshness change."""
     echoed = decision.echoed
     if echoed is None:
         return Echo(None, [])
-    reinforced = await core.ranker.reinforce(core.rscope(namespace), echoed.id)
+    reinforced = await service.ranker.reinforce(service.rscope(namespace), echoed.id)
     if isinstance(reinforced, PeerFailure):
         return Echo(None, skipped(reinforced, "the mention of the restated memory was not counted"))
     counted = (

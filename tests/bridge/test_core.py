@@ -452,7 +452,12 @@ async def test_a_same_verdict_under_the_echo_floor_counts_no_mention(core: Core,
     second_text = "Clients reach the API through port 8080"
     if path == "add":
         second = await service.add(second_text, "project", ALPHA)
-        assert (second.action, second.restates, second.notes) == ("added", None, [])
+        # Kept as a wording of the first (search shows one of them), but not as a mention.
+        assert (second.action, second.restates) == ("added", first.memory_ids[0])
+        assert second.notes == [
+            f"stored as a wording of {first.memory_ids[0]} (the judge took it for a "
+            "restatement, too unlike it to merge); too far apart to count as a mention of it"
+        ]
     else:
         await add_unjudged_then_reconcile(core, service, second_text)
         assert service.reconciler.stats.outcomes["new"] == 1
@@ -652,3 +657,82 @@ async def test_readiness_shows_a_judge_whose_llm_failed_as_degraded(core: Core) 
     assert (await _readiness(core.service))["judge"].startswith("degraded: its LLM failed")
     await core.judge.set_llm(has_llm=False)
     assert (await _readiness(core.service))["judge"].startswith("no LLM configured")
+
+
+# --- facts with a lifetime: one change per statement, as_of, undo ---------------------------
+
+
+async def test_one_statement_supersedes_one_fact_not_every_memory_the_judge_names(
+    core: Core,
+) -> None:
+    # A judge that calls every other pair a change (a wrong one, on the second fact) must not
+    # demote both stored facts: one statement changes one fact.
+    core.judge.judge.script = lambda fact, text: SUPERSEDES if "9000" in fact + text else UNRELATED
+    service = core.configured(verdict_similarity_floor=0.92)
+    await service.add("The API runs 4 workers", "project", ALPHA)
+    port = await service.add("The API port is 8080", "project", ALPHA)
+    changed = await service.add("The API port is 9000", "project", ALPHA)
+    assert changed.superseded_ids == port.memory_ids
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000", "The API runs 4 workers"]
+
+
+async def test_search_as_of_answers_with_what_was_current_then(core: Core) -> None:
+    first = await core.add("The API port is 8080")
+    before_change = core.service.now()
+    changed = await core.add("The API port is 9000")
+    now = await core.service.search("API port", "project", 5, ALPHA)
+    then = await core.service.search(
+        "API port", "project", 5, ALPHA, as_of=before_change.isoformat()
+    )
+    assert [(h.id, h.current) for h in now.hits] == [
+        (changed["memory_ids"][0], True),  # type: ignore[index]
+        (first["memory_ids"][0], False),  # type: ignore[index]
+    ]
+    assert [h.id for h in then.hits] == first["memory_ids"]
+    assert then.as_of is not None
+
+
+async def test_as_of_must_be_a_time_with_its_offset(core: Core) -> None:
+    with pytest.raises(BridgeError, match="RFC 3339"):
+        await core.service.search("API port", "project", 5, ALPHA, as_of="yesterday")
+    with pytest.raises(BridgeError, match="offset"):
+        await core.service.search("API port", "project", 5, ALPHA, as_of="2026-12-01T09:00:00")
+
+
+async def test_a_superseded_value_found_alone_brings_its_successor_above_it(core: Core) -> None:
+    first = await core.add("The API port is 8080 behind the gateway")
+    changed = await core.add("The API port is 9000")
+    found = await core.service.search("gateway", "project", 5, ALPHA)
+    assert [h.id for h in found.hits] == [
+        changed["memory_ids"][0],  # type: ignore[index]
+        first["memory_ids"][0],  # type: ignore[index]
+    ]
+
+
+async def test_deleting_a_wrong_change_makes_the_value_it_replaced_current_again(
+    core: Core,
+) -> None:
+    first = await core.add("The API port is 8080")
+    changed = await core.add("The API port is 9000")
+    await core.service.delete(changed["memory_ids"][0], ALPHA)  # type: ignore[index]
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
+    history = await core.service.history(first["memory_ids"][0], ALPHA)  # type: ignore[index]
+    assert history.current
+    assert [span.valid_until is None for span in history.validity] == [False, True]
+
+
+async def test_a_folded_id_keeps_answering_for_the_memory_it_was_folded_into(
+    core: Core,
+) -> None:
+    first = await core.add("The API port is 8080")
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    pending = await core.add("The API port is 8080 indeed")
+    core.judge.judge.failure = None
+    while await core.service.reconciler.run_once() > 0:
+        pass
+    folded_id = pending["memory_ids"][0]  # type: ignore[index]
+    history = await core.service.history(folded_id, ALPHA)
+    assert history.folded_into == first["memory_ids"][0]  # type: ignore[index]
+    updated = await core.service.update(folded_id, "The API port is 8081", ALPHA)
+    assert updated.memory_id == first["memory_ids"][0]  # type: ignore[index]
+    assert any(folded_id in note for note in updated.notes)

@@ -14,10 +14,11 @@ Guards stay only where a wrong verdict would hide a fact from search. A SAME fol
 only when the pair is plausibly one fact: semantic similarity (mem0's cosine part of the score)
 at least `verdict_similarity_floor`, or the same words apart from their values (`_wording`).
 A SAME further apart is kept as its own memory, a wording of the one it restates (`restates`,
-shown as one hit per fact), and counts as a mention of it from `echo_similarity_floor` up, when
-it names no value or name the memory lacks. A SUPERSEDES demotes only a memory at least
-`supersede_similarity_floor` alike (or in the same words), so a wrong verdict on a look-alike
-fact leaves it alone.
+shown as one hit per fact) when it names no value or name the memory lacks, and counts as a
+mention of it from `echo_similarity_floor` up. A SUPERSEDES demotes one memory per add, the
+closest one the judge names (with copies of its value), from `supersede_similarity_floor` up:
+a statement changes one fact, and a judge wrong on a share of pairs would otherwise demote
+other facts of the same subject.
 
 A restatement keeps the stored words (they matched the queries so far) unless the new statement
 names a value or name the stored one lacks (`_wording.adds_details`): then the memory takes the
@@ -38,7 +39,7 @@ from mem0_bridge._judge import Verdict
 from mem0_bridge._lifetime import SUPERSEDES
 from mem0_bridge._mem0 import Mem0Error, Memory
 from mem0_bridge._settings import BridgeSettings
-from mem0_bridge._wording import adds_details, differs_only_in_values
+from mem0_bridge._wording import adds_details, differs_only_in_values, same_values
 from mem0mcp.contract import MAX_COMPARE_CANDIDATES
 
 if TYPE_CHECKING:
@@ -86,6 +87,9 @@ class Decision:
     folded: tuple[Memory, ...] = ()
     superseded: tuple[Memory, ...] = ()
     echoed: Memory | None = None
+    #: Whether the echo counts as a mention of `echoed` (close enough to trust the SAME that
+    #: far; a wording link alone only groups the two in search).
+    echo_counted: bool = False
 
 
 def plausibly_one_fact(text: str, candidate: Memory, floor: float) -> bool:
@@ -107,13 +111,7 @@ def decide(
         if verdicts.get(c.id) is Verdict.SAME
         and plausibly_one_fact(text, c, settings.verdict_similarity_floor)
     ]
-    older = tuple(
-        c
-        for c in candidates
-        if verdicts.get(c.id) is Verdict.SUPERSEDES
-        and c.lifetime.current
-        and plausibly_one_fact(text, c, settings.supersede_similarity_floor)
-    )
+    older = _replaced(text, candidates, verdicts, settings)
     current = [c for c in same if c.lifetime.current]
     if current:
         return Decision("same", current[0], tuple(current[1:]), older)
@@ -126,12 +124,44 @@ def decide(
             for c in candidates
             if verdicts.get(c.id) is Verdict.SAME
             and c.lifetime.current
-            and c.similarity_to_query >= settings.echo_similarity_floor
             and not adds_details(text, c.text)
         ),
         None,
     )
-    return Decision(None, superseded=older, echoed=echoed)
+    counted = echoed is not None and echoed.similarity_to_query >= settings.echo_similarity_floor
+    return Decision(None, superseded=older, echoed=echoed, echo_counted=counted)
+
+
+def _replaced(
+    text: str,
+    candidates: Sequence[Memory],
+    verdicts: Mapping[str, Verdict],
+    settings: BridgeSettings,
+) -> tuple[Memory, ...]:
+    """The current memories the new statement replaces: the closest one the judge calls
+    superseded, and other copies of that same older value; a further SUPERSEDES only where the
+    pair is plausibly one fact. One statement changes one fact: with a judge wrong on a share of
+    pairs, acting on every SUPERSEDES among the candidates (often other facts of the same
+    subject) would demote several facts per add."""
+    named = [
+        c
+        for c in candidates
+        if verdicts.get(c.id) is Verdict.SUPERSEDES
+        and c.lifetime.current
+        and plausibly_one_fact(text, c, settings.supersede_similarity_floor)
+    ]
+    if not named:
+        return ()
+    closest = named[0]
+    return (
+        closest,
+        *(
+            c
+            for c in named[1:]
+            if same_values(c.text, closest.text)
+            or plausibly_one_fact(text, c, settings.verdict_similarity_floor)
+        ),
+    )
 
 
 @dataclass
@@ -262,16 +292,16 @@ async def count_echo(service: MemoryService, decision: Decision, namespace: str)
     echoed = decision.echoed
     if echoed is None:
         return Echo(None, [])
+    wording = (
+        f"stored as a wording of {echoed.id} (the judge took it for a restatement, too unlike "
+        "it to merge)"
+    )
+    if not decision.echo_counted:
+        return Echo(echoed.id, [f"{wording}; too far apart to count as a mention of it"])
     reinforced = await service.ranker.reinforce(service.rscope(namespace), echoed.id)
     if isinstance(reinforced, PeerFailure):
         return Echo(None, skipped(reinforced, "the mention of the restated memory was not counted"))
     counted = (
         "counted as a mention of it" if reinforced.counted else "its mention was counted lately"
     )
-    return Echo(
-        echoed.id,
-        [
-            f"stored as a wording of {echoed.id} (the judge took it for a restatement, too unlike "
-            f"it to merge); {counted}"
-        ],
-    )
+    return Echo(echoed.id, [f"{wording}; {counted}"])

@@ -736,3 +736,26 @@ async def test_a_folded_id_keeps_answering_for_the_memory_it_was_folded_into(
     updated = await core.service.update(folded_id, "The API port is 8081", ALPHA)
     assert updated.memory_id == first["memory_ids"][0]  # type: ignore[index]
     assert any(folded_id in note for note in updated.notes)
+
+
+async def test_a_change_back_supersedes_the_latest_value_even_when_not_a_candidate(
+    core: Core,
+) -> None:
+    # Only the closest memory is judged: the change-back to 8080 meets the first memory alone,
+    # and must still supersede 9443, the value two changes later.
+    service = core.configured(judge_max_candidates=1)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    await service.add("The API port is 9000", "project", ALPHA)
+    await service.add("The API port is 9443", "project", ALPHA)
+    back = await service.add("The API port is 8080", "project", ALPHA)
+    assert (back.action, back.memory_ids) == ("updated", first.memory_ids)
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
+
+
+async def test_the_wordings_of_a_superseded_memory_are_superseded_with_it(core: Core) -> None:
+    service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    wording = await service.add("Port 8080 serves the API", "project", ALPHA)
+    assert wording.restates == first.memory_ids[0]
+    await service.add("The API port is 9000", "project", ALPHA)
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000"]

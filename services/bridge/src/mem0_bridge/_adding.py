@@ -34,6 +34,7 @@ from mem0_bridge._folding import (
     candidates,
     count_echo,
     decide,
+    mark,
     supersede,
     verdicts_on,
 )
@@ -196,6 +197,8 @@ async def _stored(
     fact.notes.extend(applied.notes)
     echoed = await count_echo(service, decision, fact.namespace)
     fact.notes.extend(echoed.notes)
+    if echo is not None:
+        await mark(service, echo, echo.lifetime.worded(added[0][0]), "with its new wording")
     return fact.result(
         "updated" if applied.superseded else "added",
         [i for i, _ in added],

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from mem0_bridge._errors import BridgeError
+from mem0_bridge._folding import current_successor
 from mem0_bridge._grpc import skipped
 from mem0_bridge._inputs import check_memory_id, check_text
 from mem0_bridge._lifetime import rfc3339
@@ -162,7 +163,7 @@ async def reinstate(service: MemoryService, memory_id: str, readable: Readable) 
         )
     async with service.scope_locks.hold(service.rscope(memory.run_id or "")):
         at = service.now()
-        successor = await _current_successor(service, memory)
+        successor = await current_successor(service, memory)
         replacing = [] if successor is None else [successor.id]
         await service.mem0.update(memory_id, metadata=life.reinstated(at, replacing=replacing))
         if successor is not None:
@@ -177,22 +178,6 @@ async def reinstate(service: MemoryService, memory_id: str, readable: Readable) 
         text=memory.text,
         notes=notes,
     )
-
-
-async def _current_successor(service: MemoryService, memory: Memory) -> Memory | None:
-    """The current memory at the end of `memory`'s superseded_by (or folded_into) chain."""
-    life = memory.lifetime
-    next_id = life.superseded_by or life.folded_into
-    seen = {memory.id}
-    while next_id is not None and next_id not in seen:
-        seen.add(next_id)
-        successor = await service.mem0.get(next_id)
-        if successor is None or successor.run_id != memory.run_id:
-            return None
-        if successor.lifetime.current:
-            return successor
-        next_id = successor.lifetime.superseded_by or successor.lifetime.folded_into
-    return None
 
 
 async def history(service: MemoryService, memory_id: str, readable: Readable) -> HistoryResult:

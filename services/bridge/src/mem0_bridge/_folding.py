@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Literal
 from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import same_text
 from mem0_bridge._judge import Verdict
-from mem0_bridge._lifetime import SUPERSEDES
+from mem0_bridge._lifetime import RESTATES, SUPERSEDES, WORDINGS
 from mem0_bridge._mem0 import Mem0Error, Memory
 from mem0_bridge._settings import BridgeSettings
 from mem0_bridge._wording import adds_details, differs_only_in_values, same_values
@@ -90,6 +90,9 @@ class Decision:
     #: Whether the echo counts as a mention of `echoed` (close enough to trust the SAME that
     #: far; a wording link alone only groups the two in search).
     echo_counted: bool = False
+    #: `revive`: current memories the judge found saying this value in other words, linked as
+    #: wordings of the revived memory so that the fact keeps one current memory.
+    wordings: tuple[Memory, ...] = ()
 
 
 def plausibly_one_fact(text: str, candidate: Memory, floor: float) -> bool:
@@ -117,7 +120,14 @@ def decide(
         return Decision("same", current[0], tuple(current[1:]), older)
     revivable = [c for c in same if not adds_details(text, c.text)]
     if revivable:
-        return Decision("revive", revivable[0], superseded=older)
+        kin = tuple(
+            c
+            for c in candidates
+            if verdicts.get(c.id) is Verdict.SAME
+            and c.lifetime.current
+            and not adds_details(text, c.text)
+        )
+        return Decision("revive", revivable[0], superseded=older, wordings=kin)
     echoed = next(
         (
             c
@@ -138,8 +148,9 @@ def _replaced(
     verdicts: Mapping[str, Verdict],
     settings: BridgeSettings,
 ) -> tuple[Memory, ...]:
-    """The current memories the new statement replaces: the closest one the judge calls
-    superseded, and other copies of that same older value; a further SUPERSEDES only where the
+    """The memories the new statement replaces: the closest one the judge calls superseded
+    (when that one was replaced already, `supersede` marks the memory that replaced it), and
+    other copies of that same older value; a further SUPERSEDES only where the
     pair is plausibly one fact. One statement changes one fact: with a judge wrong on a share of
     pairs, acting on every SUPERSEDES among the candidates (often other facts of the same
     subject) would demote several facts per add."""
@@ -147,7 +158,6 @@ def _replaced(
         c
         for c in candidates
         if verdicts.get(c.id) is Verdict.SUPERSEDES
-        and c.lifetime.current
         and plausibly_one_fact(text, c, settings.supersede_similarity_floor)
     ]
     if not named:
@@ -200,12 +210,29 @@ async def supersede(
     at: datetime,
     applied: Applied,
 ) -> None:
-    """Mark each of `older` superseded by `survivor_id` from `at` on."""
-    for memory in older:
+    """Mark each of `older` superseded by `survivor_id` from `at` on, and with it the current
+    memories that restate it in other words (its `wordings`): they held the same value. A
+    memory superseded already stands for the value that replaced it: that one is marked."""
+    done = {survivor_id}
+    for named in older:
+        memory = named if named.lifetime.current else await current_successor(service, named)
+        if memory is None or memory.id in done:
+            continue
+        done.add(memory.id)
         if await mark(service, memory, memory.lifetime.superseded(survivor_id, at), "superseded"):
             applied.superseded.append(memory.id)
         else:
             applied.notes.append(f"{memory.id} could not be marked superseded; it stays current")
+            continue
+        for wording_id in memory.lifetime.wordings:
+            wording = await service.mem0.get(wording_id)
+            if (
+                wording is not None
+                and wording.run_id == memory.run_id
+                and wording.lifetime.current
+                and wording.id != survivor_id
+            ):
+                await mark(service, wording, wording.lifetime.superseded(survivor_id, at), "too")
 
 
 async def apply(
@@ -225,12 +252,7 @@ async def apply(
     older = [*decision.superseded]
     if decision.kind == "revive":
         older += await _successor(service, survivor, namespace, {m.id for m in older})
-    replacing = [m.id for m in older]
-    metadata = (
-        survivor.lifetime.reinstated(at, replacing=replacing)
-        if decision.kind == "revive" or replacing
-        else None
-    )
+    metadata = _survivor_metadata(decision, survivor, older, at)
     rewrite = adds_details(text, survivor.text) and not same_text(survivor.text, text)
     if rewrite or metadata is not None:
         await service.mem0.update(survivor.id, text if rewrite else None, metadata=metadata)
@@ -238,38 +260,76 @@ async def apply(
         applied.rewritten = True
         failure = await service.ranker.record_stored(rscope, text, survivor.id, replaces=True)
         applied.notes += skipped(failure, "the new text was not recorded for dedupe")
+    for wording in decision.wordings:
+        await mark(service, wording, {RESTATES: survivor.id}, "as a wording")
     for copy in decision.folded:
         if await mark(service, copy, copy.lifetime.folded(survivor.id, at), "folded"):
             applied.folded.append(copy.id)
         else:
             applied.notes.append(f"copy {copy.id} could not be folded into {survivor.id}")
     await supersede(service, older, survivor.id, at, applied)
+    await _count_mentions(service, rscope, applied)
+    return applied
+
+
+def _survivor_metadata(
+    decision: Decision, survivor: Memory, older: Sequence[Memory], at: datetime
+) -> dict[str, object] | None:
+    """What the survivor's metadata must say now: current again (a change-back), what it
+    replaces, and its new wordings; None when nothing about its lifetime changes."""
+    replacing = [m.id for m in older]
+    if decision.kind != "revive" and not replacing:
+        return None
+    metadata = survivor.lifetime.reinstated(at, replacing=replacing)
+    if decision.wordings:
+        known = survivor.lifetime.wordings
+        metadata[WORDINGS] = [*known, *(w.id for w in decision.wordings if w.id not in known)]
+    return metadata
+
+
+async def _count_mentions(service: MemoryService, rscope: str, applied: Applied) -> None:
+    """Carry the folded copies' mentions over to the survivor and count this statement."""
+    survivor_id = applied.survivor.id
     if applied.folded:
-        carried = await service.ranker.fold(rscope, survivor.id, applied.folded)
+        carried = await service.ranker.fold(rscope, survivor_id, applied.folded)
         applied.notes += skipped(carried, "mentions of the folded copies were not carried over")
         if not isinstance(carried, PeerFailure):
             applied.mentions = carried
-    reinforced = await service.ranker.reinforce(rscope, survivor.id)
+    reinforced = await service.ranker.reinforce(rscope, survivor_id)
     applied.notes += skipped(reinforced, "the mention was not counted")
     if not isinstance(reinforced, PeerFailure):
         applied.mentions = reinforced.mentions
         if not reinforced.counted:
             applied.notes.append("mention already counted recently (debounced)")
-    return applied
 
 
 async def _successor(
     service: MemoryService, revived: Memory, namespace: str, known: set[str]
 ) -> list[Memory]:
-    """The current memory that superseded `revived`, when the judge did not name it: a
-    change-back supersedes the value it returns from, even when that was not a candidate."""
-    successor_id = revived.lifetime.superseded_by
-    if successor_id is None or successor_id in known:
-        return []
-    successor = await service.mem0.get(successor_id)
-    if successor is None or successor.run_id != namespace or not successor.lifetime.current:
+    """The current memory that replaced `revived` (directly or through later changes), when the
+    judge did not name it: a change-back supersedes the value it returns from, even when that
+    was not a candidate."""
+    successor = await current_successor(service, revived)
+    if successor is None or successor.id in known or successor.run_id != namespace:
         return []
     return [successor]
+
+
+async def current_successor(service: MemoryService, memory: Memory) -> Memory | None:
+    """The current memory at the end of `memory`'s superseded_by (or folded_into) chain, in
+    its namespace; None when the chain ends in nothing current."""
+    life = memory.lifetime
+    next_id = life.superseded_by or life.folded_into
+    seen = {memory.id}
+    while next_id is not None and next_id not in seen:
+        seen.add(next_id)
+        successor = await service.mem0.get(next_id)
+        if successor is None or successor.run_id != memory.run_id:
+            return None
+        if successor.lifetime.current:
+            return successor
+        next_id = successor.lifetime.superseded_by or successor.lifetime.folded_into
+    return None
 
 
 def superseding_metadata(decision: Decision) -> dict[str, object]:

@@ -11,7 +11,8 @@ through add, get, list, search and update, so no other store is needed:
   `valid_from` / `valid_until` repeat the newest span for readers of the raw metadata;
 - `superseded_by`: the memory that replaced this value; `supersedes`: the ones this replaced;
 - `folded_into`: the memory this restatement was folded into;
-- `restates`: the memory this one says again in other words (kept apart, shown as one fact).
+- `restates`: the memory this one says again in other words (kept apart, shown as one fact);
+  `wordings`: the memories that restate this one (superseded with it).
 
 A memory without these fields (stored before them, or by another client) is current since it was
 created.
@@ -34,6 +35,7 @@ SUPERSEDED_BY = "superseded_by"
 SUPERSEDES = "supersedes"
 FOLDED_INTO = "folded_into"
 RESTATES = "restates"
+WORDINGS = "wordings"
 
 #: Spans kept per memory: a fact changed back and forth forever keeps its latest spans.
 MAX_SPANS = 32
@@ -85,6 +87,7 @@ class Lifetime:
     supersedes: tuple[str, ...] = ()
     folded_into: str | None = None
     restates: str | None = None
+    wordings: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, metadata: Mapping[str, Any], created_at: str | None) -> Lifetime:
@@ -97,6 +100,7 @@ class Lifetime:
             until = parse_time(metadata.get(VALID_UNTIL))
             spans = () if start is None else ((start, until),)
         supersedes = metadata.get(SUPERSEDES)
+        wordings = metadata.get(WORDINGS)
         return cls(
             spans=spans,
             superseded_by=superseded_by,
@@ -105,6 +109,9 @@ class Lifetime:
             ),
             folded_into=_memory_id(metadata.get(FOLDED_INTO)),
             restates=_memory_id(metadata.get(RESTATES)),
+            wordings=tuple(
+                i for i in map(_memory_id, wordings if isinstance(wordings, list) else ()) if i
+            ),
         )
 
     @property
@@ -161,6 +168,10 @@ class Lifetime:
                 SUPERSEDES: _merged(self.supersedes, replacing),
             },
         )
+
+    def worded(self, wording: str) -> dict[str, Any]:
+        """The metadata that records `wording` as a memory restating this one."""
+        return {WORDINGS: _merged(self.wordings, [wording])}
 
     def folded(self, into: str, at: datetime) -> dict[str, Any]:
         """The metadata that folds this memory (a restatement) into `into`."""

@@ -132,8 +132,10 @@ class Reconciler:
             await supersede(service, decision.superseded, memory.id, at, applied)
             own = {**superseding_metadata(decision)}
             echo = await count_echo(service, decision, namespace)
-            if echo.memory_id is not None:
+            if echo.memory_id is not None and decision.echoed is not None:
                 own[RESTATES] = echo.memory_id
+                echoed = decision.echoed
+                await mark(service, echoed, echoed.lifetime.worded(memory.id), "with a wording")
             if own:
                 await mark(service, memory, own, "with what it replaces")
             return "changed" if applied.superseded else "new"

@@ -139,6 +139,7 @@ def bench_settings(stack: Stack) -> BridgeSettings:
         infer=False,
         log_level="WARNING",
         rewrite_budget_ms=defaults["rewrite_budget_ms"].default,
+        verdict_budget_ms=defaults["verdict_budget_ms"].default,
         ranker_timeout_seconds=defaults["ranker_timeout_seconds"].default,
     )
 

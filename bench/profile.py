@@ -236,6 +236,7 @@ async def measure(
         infer=False,
         log_level="WARNING",
         rewrite_budget_ms=defaults["rewrite_budget_ms"].default,
+        verdict_budget_ms=defaults["verdict_budget_ms"].default,
         ranker_timeout_seconds=defaults["ranker_timeout_seconds"].default,
     )
     stack.llm.latency_seconds = llm_ms / 1000

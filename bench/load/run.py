@@ -165,6 +165,7 @@ def bridge_settings(stack: Stack) -> BridgeSettings:
         infer=False,
         log_level="WARNING",
         rewrite_budget_ms=defaults["rewrite_budget_ms"].default,
+        verdict_budget_ms=defaults["verdict_budget_ms"].default,
         ranker_timeout_seconds=defaults["ranker_timeout_seconds"].default,
     )
 
@@ -761,7 +762,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "fault_for_seconds": options.fault_for,
             "llm_fault": "FakeLLM answers every call with HTTP 500 (the judge stays up)",
             "process_fault": "SIGKILL, then a fresh process on the same port",
-            "bridge_timeouts": "the bridge's defaults (ranker 2 s, judge 20 s, rewrite 1.5 s)",
+            "bridge_timeouts": "the bridge's defaults (ranker 2 s, judge 20 s, rewrite 1.5 s, "
+            "verdicts 0.1 s)",
         },
         "runs": runs,
     }

@@ -93,6 +93,8 @@ async def core(tmp_path: Path) -> AsyncIterator[Core]:
             "verdict_similarity_floor": 0.0,
             "supersede_similarity_floor": 0.0,
             "reset_token": "the-reset-token",
+            # Verdicts are awaited however loaded the machine; the budget tests set their own.
+            "verdict_budget_ms": 60_000,
         }
     )
     service = MemoryService(
@@ -248,6 +250,59 @@ async def test_a_change_back_during_an_outage_wins_over_the_change_it_reverts(
     while await core.service.reconciler.run_once() > 0:
         pass
     assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
+
+
+async def test_a_judge_slower_than_the_verdict_budget_does_not_hold_the_add(
+    core: Core,
+) -> None:
+    service = core.configured(verdict_budget_ms=50)
+    core.judge.judge.hold = anyio.Event()  # the LLM answers only when the test says
+    await service.add("The API port is 8080", "project", ALPHA)
+
+    try:
+        cut = (await service.add("The API port is 9000", "project", ALPHA)).model_dump()
+        asked = len(core.judge.judge.compares)
+        skipped = (await service.add("The API port is now 9000", "project", ALPHA)).model_dump()
+    finally:
+        core.judge.judge.hold.set()
+
+    assert cut["action"] == skipped["action"] == "added"
+    for result in (cut, skipped):
+        assert any("judge too slow" in n for n in result["notes"])
+    # The first add's call was cut at the budget; while verdicts take that long, none is asked.
+    assert asked == 1
+    assert len(core.judge.judge.compares) == 1
+    stats = await core.service.ranker.stats()
+    assert isinstance(stats, Stats)
+    assert stats.pending == 2
+
+
+async def test_the_reconciler_waits_for_the_judge_without_holding_the_scope(core: Core) -> None:
+    """While a slow judge decides on a pending memory, adds of its scope go on."""
+    await core.add("The API port is 8080")
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    await core.add("The API port is 9000")  # stored and queued
+    core.judge.judge.failure = None
+    core.judge.judge.hold = anyio.Event()
+    reconciled = anyio.Event()
+
+    async def reconcile() -> None:
+        await core.service.reconciler.run_once()
+        reconciled.set()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(reconcile)
+        with anyio.fail_after(10):
+            while not core.judge.judge.compares:  # the reconciler is waiting for its verdict
+                await anyio.wait_all_tasks_blocked()
+        other = await core.add("Backups run at 2am")  # same scope, nothing to judge
+        still_waiting = not reconciled.is_set()
+        core.judge.judge.hold.set()
+
+    assert other["action"] == "added"
+    assert still_waiting
+    assert core.mem0.current_texts("alpha") == ["Backups run at 2am", "The API port is 9000"]
+    assert core.service.reconciler.stats.outcomes["changed"] == 1
 
 
 async def test_a_judge_without_an_llm_is_not_asked_and_nothing_is_queued(core: Core) -> None:

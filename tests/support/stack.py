@@ -49,6 +49,7 @@ class Stack:
             # Generous on a shared 2-core machine, so that only the tests meant to see a
             # helper degrade ever do; the budget tests set their own.
             "rewrite_budget_ms": 15_000,
+            "verdict_budget_ms": 15_000,
             "ranker_timeout_seconds": 15.0,
             "reset_token": RESET_TOKEN,
             **overrides,
@@ -66,6 +67,7 @@ class Stack:
             "MEM0_PROJECT": settings.project or "",
             "MEM0_SCOPE_KEY": settings.scope_key or "",
             "MEM0_REWRITE_BUDGET_MS": str(settings.rewrite_budget_ms),
+            "MEM0_VERDICT_BUDGET_MS": str(settings.verdict_budget_ms),
             "MEM0_RANKER_TIMEOUT_SECONDS": str(settings.ranker_timeout_seconds),
             "MEM0_RESET_TOKEN": settings.reset_token or "",
         }

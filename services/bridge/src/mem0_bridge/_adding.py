@@ -13,10 +13,12 @@ arriving while another add of the same scope is being reconciled is judged again
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from mem0_bridge._concurrency import both
 from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import check_text, same_text
 from mem0_bridge._judge import Verdict
@@ -65,20 +67,28 @@ async def add(service: MemoryService, text: str, namespace: str) -> AddResult:
     """Store `text` in `namespace` (already resolved): duplicate, reinforce, update, else add."""
     fact = _Fact(check_text(text), namespace, service.rscope(namespace))
     async with service.scope_locks.hold(fact.rscope):
-        duplicate = await _recent_duplicate(service, fact)
+        # The dedupe record and the close memories are asked for at once: the search is
+        # wasted only on an exact repeat, and every other add saves a round trip.
+        found, close = await both(
+            functools.partial(service.ranker.check_duplicate, fact.rscope, fact.text),
+            functools.partial(candidates, service, fact.text, fact.namespace),
+        )
+        duplicate = await _recent_duplicate(service, fact, found)
         if duplicate is not None:
             return fact.result("duplicate", [duplicate.id], memories=[duplicate.text])
-        return await _reconciled_or_stored(service, fact)
+        return await _reconciled_or_stored(service, fact, close)
 
 
-async def _recent_duplicate(service: MemoryService, fact: _Fact) -> Memory | None:
-    """The memory the same text became within the dedupe window, if it still holds that text.
+async def _recent_duplicate(
+    service: MemoryService, fact: _Fact, found: str | PeerFailure | None
+) -> Memory | None:
+    """The memory the same text became within the dedupe window (`found`, the ranker's
+    record), if it still holds that text.
 
     The ranker's record only says what a memory held when it was recorded; the memory may have
     been updated or deleted since, so mem0 is asked what it holds now before answering
     `duplicate` (a record that no longer holds is replaced when this add stores the text).
     """
-    found = await service.ranker.check_duplicate(fact.rscope, fact.text)
     if isinstance(found, PeerFailure):
         fact.notes += skipped(found, "the add was not checked for exact duplicates")
         return None
@@ -103,14 +113,18 @@ def related(service: MemoryService, close: Sequence[Memory]) -> list[str]:
     return [c.id for c in close if c.similarity_to_query >= floor][:MAX_RELATED]
 
 
-async def _reconciled_or_stored(service: MemoryService, fact: _Fact) -> AddResult:
-    close = await candidates(service, fact.text, fact.namespace)
+async def _reconciled_or_stored(
+    service: MemoryService, fact: _Fact, close: list[Memory]
+) -> AddResult:
     fact.related = related(service, close)
     exact = next((c for c in close if same_text(c.text, fact.text)), None)
     others = [c for c in close if c is not exact]
     verdicts: dict[str, Verdict] = {}
     if others:
-        judged = await verdicts_on(service, fact.text, others)
+        # A slow judge must not hold the add: past the budget the fact is stored and queued,
+        # and the reconciler judges it as this add would have (it never deletes a fact).
+        budget = service.settings.verdict_budget_ms / 1000
+        judged = await verdicts_on(service, fact.text, others, budget=budget)
         if isinstance(judged, PeerFailure):
             # Stored and queued even when an exact copy exists: one of the unjudged memories may
             # hold a newer value of this fact (a change made while the judge was away), and

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+import grpc
+
 from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import same_text
 from mem0_bridge._judge import Verdict
@@ -61,14 +63,24 @@ async def candidates(service: MemoryService, text: str, namespace: str) -> list[
     return [c for c in found if (c.score or 0.0) >= floor and c.lifetime.folded_into is None]
 
 
+#: Why an add did not wait for the judge (as a deadline the call could not have met).
+TOO_SLOW = "its latest verdicts took longer than an add waits (MEM0_VERDICT_BUDGET_MS)"
+
+
 async def verdicts_on(
-    service: MemoryService, text: str, close: list[Memory]
+    service: MemoryService, text: str, close: list[Memory], *, budget: float | None = None
 ) -> dict[str, Verdict] | PeerFailure:
-    """The judge's verdicts on `close`, or why there are none (off, no LLM, down, a bug)."""
+    """The judge's verdicts on `close`, or why there are none (off, no LLM, down, a bug, or,
+    with a `budget` in seconds, too slow: not asked while its latest verdicts took longer,
+    and cut at the budget otherwise)."""
     unusable = await service.judge.usable()
     if unusable is not None:
         return unusable
-    return await service.judge.compare(text, [(c.id, c.text) for c in close])
+    if budget is not None:
+        recent = service.judge.recent_compare_seconds()
+        if budget <= 0 or (recent is not None and recent > budget):
+            return PeerFailure("judge", grpc.StatusCode.DEADLINE_EXCEEDED, TOO_SLOW)
+    return await service.judge.compare(text, [(c.id, c.text) for c in close], deadline=budget)
 
 
 @dataclass(frozen=True)

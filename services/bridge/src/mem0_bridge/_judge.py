@@ -7,6 +7,9 @@ one, saying why.
 from __future__ import annotations
 
 import enum
+import math
+import statistics
+from collections import deque
 from collections.abc import Sequence
 
 import anyio
@@ -18,6 +21,8 @@ from mem0mcp.judge.v1 import judge_pb2, judge_pb2_grpc
 HEALTH_TTL_SECONDS = 1.0
 #: The health name under which the judge reports whether its LLM answered its latest calls.
 LLM_HEALTH_SUFFIX = ".llm"
+#: How many of the latest Compare calls tell how long a verdict takes now.
+LATENCY_WINDOW = 8
 
 
 class Verdict(enum.Enum):
@@ -42,6 +47,9 @@ class JudgeClient:
         self.peer = GrpcPeer("judge", address, timeout_seconds, stub, health_service=_SERVICE)
         self._health = "serving"
         self._health_checked_at = -HEALTH_TTL_SECONDS
+        #: Seconds the latest Compare calls took; one cut at its deadline counts as infinite
+        #: (it took longer than that, by how much nobody knows).
+        self._compare_seconds: deque[float] = deque(maxlen=LATENCY_WINDOW)
 
     async def aclose(self) -> None:
         await self.peer.aclose()
@@ -64,10 +72,19 @@ class JudgeClient:
             return PeerFailure(self.peer.name, None, "no LLM configured")
         return None
 
+    def recent_compare_seconds(self) -> float | None:
+        """The median time of the latest Compare calls (infinite when most were cut at their
+        deadline); None before any."""
+        return statistics.median(self._compare_seconds) if self._compare_seconds else None
+
     async def compare(
-        self, fact: str, candidates: Sequence[tuple[str, str]]
+        self,
+        fact: str,
+        candidates: Sequence[tuple[str, str]],
+        *,
+        deadline: float | None = None,
     ) -> dict[str, Verdict] | PeerFailure:
-        """Verdict per candidate memory id."""
+        """Verdict per candidate memory id; `deadline` (seconds) instead of the client's."""
         request = judge_pb2.CompareRequest(
             fact=fact,
             candidates=[
@@ -75,9 +92,13 @@ class JudgeClient:
                 for memory_id, text in candidates
             ],
         )
-        answer = await self.peer.call(lambda stub: stub.Compare, request)
+        started = anyio.current_time()
+        answer = await self.peer.call(lambda stub: stub.Compare, request, deadline=deadline)
         if isinstance(answer, PeerFailure):
+            if answer.timed_out:
+                self._compare_seconds.append(math.inf)
             return answer
+        self._compare_seconds.append(anyio.current_time() - started)
         return {j.memory_id: _VERDICTS.get(j.verdict, Verdict.UNRELATED) for j in answer.judgements}
 
     async def rewrite(self, query: str, deadline: float) -> str | PeerFailure | None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from mem0_bridge._grpc import PeerFailure
+from mem0_bridge._judge import Verdict
 from mem0_bridge._lifetime import RESTATES, parse_time
 from mem0_bridge._mem0 import Memory
 from mem0_bridge._metrics import RECONCILED
@@ -97,32 +98,61 @@ class Reconciler:
         return settled
 
     async def _reconcile(self, pending: PendingMemory) -> str | None:
-        """Settle one pending memory; its outcome, or None when the judge could not answer."""
+        """Settle one pending memory; its outcome, or None when the judge could not answer.
+
+        The verdicts are asked for before the scope's lock is taken, so that a slow LLM holds
+        no add of the scope meanwhile (an add waits for the lock, not for the judge); under the
+        lock they are acted on if what they judged is still what mem0 holds, and asked for
+        again otherwise.
+        """
         service = self._service
+        early = await self._early_verdicts(pending.memory_id)
         async with service.scope_locks.hold(pending.scope):
             memory = await service.mem0.get(pending.memory_id)
             if memory is None or memory.run_id is None:
                 await service.ranker.resolve_pending([pending.memory_id])
                 return "gone"
-            outcome = await self._judged(memory, memory.run_id)
+            outcome = await self._judged(memory, memory.run_id, early)
             if outcome is not None:
                 await service.ranker.resolve_pending([pending.memory_id])
             return outcome
 
-    async def _judged(self, memory: Memory, namespace: str) -> str | None:
+    async def _older(self, memory: Memory, namespace: str) -> list[Memory]:
+        """The candidates of `memory` stored before it (what its add was judged against)."""
+        return [
+            c
+            for c in await candidates(self._service, memory.text, namespace)
+            if c.id != memory.id and _stored_before(c, memory)
+        ]
+
+    async def _early_verdicts(self, memory_id: str) -> _Verdicts | None:
+        """The verdicts on a pending memory, asked for without holding its scope's lock; None
+        when there is nothing to judge now (the locked step finds out why)."""
+        memory = await self._service.mem0.get(memory_id)
+        if memory is None or memory.run_id is None or not memory.lifetime.current:
+            return None
+        older = await self._older(memory, memory.run_id)
+        if not older:
+            return None
+        verdicts = await verdicts_on(self._service, memory.text, older)
+        if isinstance(verdicts, PeerFailure):
+            return None
+        return _Verdicts(_judged_state(memory, older), verdicts)
+
+    async def _judged(self, memory: Memory, namespace: str, early: _Verdicts | None) -> str | None:
         """Judge `memory` against the memories stored before it, as its add would have been,
-        and record the outcome as of the time it was stored."""
+        and record the outcome as of the time it was stored; `early` verdicts are used when
+        they are about what mem0 holds now."""
         service = self._service
         if not memory.lifetime.current:
             return "new"  # already superseded or folded by a later add: nothing left to do
-        older = [
-            c
-            for c in await candidates(service, memory.text, namespace)
-            if c.id != memory.id and _stored_before(c, memory)
-        ]
+        older = await self._older(memory, namespace)
         if not older:
             return "new"
-        verdicts = await verdicts_on(service, memory.text, older)
+        if early is not None and early.state == _judged_state(memory, older):
+            verdicts: dict[str, Verdict] | PeerFailure = early.verdicts
+        else:
+            verdicts = await verdicts_on(service, memory.text, older)
         if isinstance(verdicts, PeerFailure):
             return None
         decision = decide(memory.text, older, verdicts, service.settings)
@@ -145,6 +175,20 @@ class Reconciler:
         await mark(service, memory, memory.lifetime.folded(applied.survivor.id, at), "folded")
         await service.ranker.fold(service.rscope(namespace), applied.survivor.id, [memory.id])
         return "restated" if decision.kind == "same" and not applied.superseded else "changed"
+
+
+@dataclass(frozen=True)
+class _Verdicts:
+    """Verdicts on a pending memory, and what they judged (`_judged_state`)."""
+
+    state: list[tuple[str, str, object]]
+    verdicts: dict[str, Verdict]
+
+
+def _judged_state(memory: Memory, older: list[Memory]) -> list[tuple[str, str, object]]:
+    """What a verdict on `memory` against `older` depends on: each one's id, text and metadata
+    (its lifetime among them), in mem0's order."""
+    return [(m.id, m.text, dict(m.metadata)) for m in (memory, *older)]
 
 
 def _stored_before(candidate: Memory, memory: Memory) -> bool:

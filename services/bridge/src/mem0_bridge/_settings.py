@@ -193,6 +193,14 @@ class BridgeSettings(ServiceSettings, BridgeTuning):
         description="Deadline of each judge Compare call; past it the add proceeds unjudged.",
         json_schema_extra=RARELY_SET,
     )
+    verdict_budget_ms: int = Field(
+        default=100,
+        ge=0,
+        description="How long an add waits for the judge's verdicts; past it, or at once while "
+        "the judge's latest verdicts took longer, the fact is stored and judged in the "
+        "background (the reconciler). 0: every add is judged in the background.",
+        json_schema_extra=RARELY_SET,
+    )
     rewrite_budget_ms: int = Field(
         default=1500,
         ge=0,

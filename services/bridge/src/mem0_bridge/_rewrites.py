@@ -4,12 +4,12 @@ A question embeds far from the statement that answers it, so the judge's Rewrite
 such a statement (HyDE-lite), which the search looks up beside the question. That is an LLM
 call, 0.3-2 s on a hosted model, while mem0's search takes tens of milliseconds; a search must
 not wait for it. So the first time a question comes, its rewrite is asked for in the
-background and kept (`CACHE_SIZE` questions, for `TTL_SECONDS`); a search uses it when it is at
-hand: kept from an earlier search, or back while the question's own search still runs (as it is
-with a fast model). Queries that are not questions are never sent.
+background and kept (`CACHE_SIZE` questions, for `TTL_SECONDS`), and the question's later
+searches use it (a search waits for a rewrite not kept yet only with `MEM0_REWRITE_WAIT_MS`,
+which the recall benchmark sets). Queries that are not questions are never sent.
 
 `run()` serves the background rewrites, as a task of the bridge's lifespan; without it (a
-`MemoryService` used on its own), a search asks the judge itself, within its own time.
+`MemoryService` used on its own), a search that may wait asks the judge itself.
 """
 
 from __future__ import annotations

@@ -3,17 +3,16 @@
 The raw query and the statement a question is rewritten to are searched concurrently, merged by
 id on one scale (mem0's undivided score, see `on_one_scale`), and reranked by the ranker;
 whatever a helper cannot do (judge down, over budget, ranker down) leaves mem0's results
-standing, with a note. A search never waits on the LLM: the rewrite is searched when it is at
-hand, kept from an earlier search of the question or back before the raw query's own search is
-(`_rewrites`), and otherwise fetched in the background for the next time.
+standing, with a note. A search never waits on the LLM: a question's rewrite is searched when
+it is kept from an earlier search of the question (`_rewrites`), and otherwise fetched in the
+background for the next time.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -69,18 +68,11 @@ async def search(
     memories that were current then."""
     query = check_text(query, "query")
     top_k = min(limit * service.settings.search_overfetch, SEARCH_CAP)
-    window = _Window(service.settings.rewrite_wait_ms / 1000)
-
-    async def raw_search() -> list[Memory]:
-        try:
-            return await service.mem0.search(
-                query, user_id=service.user_id, run_id=namespaces, top_k=top_k
-            )
-        finally:
-            window.raw_done()
-
     raw, rewritten = await both(
-        raw_search, functools.partial(rewritten_search, service, query, namespaces, top_k, window)
+        functools.partial(
+            service.mem0.search, query, user_id=service.user_id, run_id=namespaces, top_k=top_k
+        ),
+        functools.partial(rewritten_search, service, query, namespaces, top_k),
     )
     relative = {
         memory_id: pair
@@ -269,41 +261,10 @@ def on_one_scale(*found: Sequence[Memory]) -> dict[str, tuple[Memory, float]]:
     return merged
 
 
-class _Window:
-    """How long a search may wait for its question's rewrite: its budget, and no longer than
-    the raw query's own search, plus `MEM0_REWRITE_WAIT_MS` (0 by default)."""
-
-    def __init__(self, wait: float) -> None:
-        self._wait = wait
-        self._raw_done_at: float | None = None
-        self._scope: anyio.CancelScope | None = None
-
-    @contextmanager
-    def waiting(self, budget: float) -> Iterator[anyio.CancelScope]:
-        deadline = anyio.current_time() + budget
-        if self._raw_done_at is not None:
-            deadline = min(deadline, self._raw_done_at + self._wait)
-        with anyio.CancelScope(deadline=deadline) as scope:
-            self._scope = scope
-            try:
-                yield scope
-            finally:
-                self._scope = None
-
-    def raw_done(self) -> None:
-        self._raw_done_at = anyio.current_time()
-        if self._scope is not None:
-            self._scope.deadline = min(self._scope.deadline, self._raw_done_at + self._wait)
-
-
 async def rewritten_search(
-    service: MemoryService,
-    query: str,
-    namespaces: Sequence[str] | None,
-    top_k: int,
-    window: _Window,
+    service: MemoryService, query: str, namespaces: Sequence[str] | None, top_k: int
 ) -> _Rewritten:
-    """Search the statement that would answer a question, when it is at hand in time.
+    """Search the statement that would answer a question, when its rewrite is at hand.
 
     Best effort: whatever goes wrong (judge down, slow, mem0 failing on this second search)
     leaves the raw query's results standing, with a note when worth telling.
@@ -316,7 +277,7 @@ async def rewritten_search(
     started = anyio.current_time()
     rewrite = service.rewrites.kept(query)
     if rewrite is None:
-        fetched = await _fetched_in_time(service, query, budget, window)
+        fetched = await _fetched(service, query, min(budget, settings.rewrite_wait_ms / 1000))
         if isinstance(fetched, _Rewritten):
             return fetched
         rewrite = fetched
@@ -336,26 +297,26 @@ async def rewritten_search(
     return _Rewritten(notes=[OVER_BUDGET])
 
 
-async def _fetched_in_time(
-    service: MemoryService, query: str, budget: float, window: _Window
-) -> Rewrite | _Rewritten:
-    """Ask for the rewrite (in the background) and wait for it while the window is open; the
-    rewrite, or the (empty) outcome without one."""
+async def _fetched(service: MemoryService, query: str, wait: float) -> Rewrite | _Rewritten:
+    """Ask for the rewrite of a question none is kept for (in the background, kept for the
+    next search) and wait up to `wait` seconds for it (`MEM0_REWRITE_WAIT_MS`, 0 by default:
+    not at all); the rewrite, or the (empty) outcome without one, with a note when the
+    judge failed on the question."""
+    rewrites = service.rewrites
+    failed = rewrites.failure(query)
     if await service.judge.usable() is not None:
         return _Rewritten()
-    rewrites = service.rewrites
     done = rewrites.request(query)
-    with window.waiting(budget) as waiting:
-        if done is not None:
-            await done.wait()
-        else:  # no background worker: ask now, within this search's window
-            await rewrites.rewrite_now(query, deadline=budget)
-    if waiting.cancelled_caught:  # not back in time; kept for the next search when it is
-        return _Rewritten()
-    rewrite = rewrites.kept(query)
-    if rewrite is not None:
-        return rewrite
-    failure = rewrites.failure(query)
-    if failure is not None and not failure.timed_out:
-        return _Rewritten(notes=[failure.note("the question was searched as asked, not rewritten")])
+    if wait > 0:
+        with anyio.move_on_after(wait):
+            if done is not None:
+                await done.wait()
+            else:  # no background worker: ask now, within the wait
+                await rewrites.rewrite_now(query, deadline=wait)
+        rewrite = rewrites.kept(query)
+        if rewrite is not None:
+            return rewrite
+        failed = rewrites.failure(query)
+    if failed is not None and not failed.timed_out:
+        return _Rewritten(notes=[failed.note("the question was searched as asked, not rewritten")])
     return _Rewritten()

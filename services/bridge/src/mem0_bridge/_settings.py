@@ -89,9 +89,9 @@ class BridgeTuning(TuningSettings):
     rewrite_wait_ms: int = Field(
         default=0,
         ge=0,
-        description="How long past the question's own mem0 search a search waits for a rewrite "
-        "not kept from an earlier search of the question (it is fetched in the background and "
-        "kept either way). 0: no search waits on the LLM. The recall benchmark sets it to the "
+        description="How long a search waits for the rewrite of a question none is kept for "
+        "yet (it is asked for in the background either way, and searched from the question's "
+        "next search on). 0: no search waits on the LLM. The recall benchmark sets it to the "
         "rewrite budget, to measure what the rewrite itself does.",
     )
     test_clock_file: Path | None = Field(

@@ -44,6 +44,7 @@ SEARCH_CAP = 200
 MAX_RESTATEMENTS = contract.max_items(ranker_pb2.Candidate, "restatement_ids")
 
 OVER_BUDGET = "question rewrite skipped: it did not fit the latency budget"
+NOT_REWRITTEN = "the question was searched as asked, not rewritten"
 UNRERANKED = "results are in mem0's similarity order, without mention and recency reranking"
 
 
@@ -54,6 +55,8 @@ class _Rewritten:
     hits: list[Memory] = field(default_factory=list)
     statement: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: Ask for the question's rewrite once this search is answered (for its next search).
+    fetch_later: bool = False
 
 
 async def search(
@@ -115,6 +118,8 @@ async def search(
     if as_of is None:
         hits = await _successors_first(service, hits, namespaces)
     hits = one_per_fact(hits, key=_hit_id, restates=_hit_restates(merged))[:limit]
+    if rewritten.fetch_later:
+        service.rewrites.request(query)
     return SearchResult(
         query=query,
         as_of=None if as_of is None else rfc3339(as_of),
@@ -306,17 +311,21 @@ async def _fetched(service: MemoryService, query: str, wait: float) -> Rewrite |
     failed = rewrites.failure(query)
     if await service.judge.usable() is not None:
         return _Rewritten()
+    if wait <= 0:
+        # Asked for once this search is answered: this search does not use it, and the
+        # judge's work would only slow this one down.
+        notes = [failed.note(NOT_REWRITTEN)] if failed and not failed.timed_out else []
+        return _Rewritten(notes=notes, fetch_later=True)
     done = rewrites.request(query)
-    if wait > 0:
-        with anyio.move_on_after(wait):
-            if done is not None:
-                await done.wait()
-            else:  # no background worker: ask now, within the wait
-                await rewrites.rewrite_now(query, deadline=wait)
-        rewrite = rewrites.kept(query)
-        if rewrite is not None:
-            return rewrite
-        failed = rewrites.failure(query)
+    with anyio.move_on_after(wait):
+        if done is not None:
+            await done.wait()
+        else:  # no background worker: ask now, within the wait
+            await rewrites.rewrite_now(query, deadline=wait)
+    rewrite = rewrites.kept(query)
+    if rewrite is not None:
+        return rewrite
+    failed = rewrites.failure(query)
     if failed is not None and not failed.timed_out:
-        return _Rewritten(notes=[failed.note("the question was searched as asked, not rewritten")])
+        return _Rewritten(notes=[failed.note(NOT_REWRITTEN)])
     return _Rewritten()

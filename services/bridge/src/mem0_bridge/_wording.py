@@ -20,6 +20,7 @@ words capitalised anywhere but at the start of the statement (`Linear`, `WARNING
 
 from __future__ import annotations
 
+import functools
 import re
 
 _TOKEN = re.compile(r"[#/@]?\w+(?:[.:/-]\w+)*")
@@ -48,6 +49,12 @@ def _is_value(token: str) -> bool:
     return any(ch.isdigit() or ch in _CODE_MARKS for ch in token)
 
 
+#: Texts whose words and details are kept: a search compares each of its hits with the hits
+#: stored as related to it, so the same few dozen texts come up again and again.
+_CACHED_TEXTS = 4096
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
 def wording(text: str) -> frozenset[str]:
     """The words of `text` that are neither values nor function words (see the module doc)."""
     return frozenset(
@@ -57,6 +64,7 @@ def wording(text: str) -> frozenset[str]:
     )
 
 
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
 def details(text: str) -> frozenset[str]:
     """The values and names of `text`, case-folded (see the module doc)."""
     found = set()

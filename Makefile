@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYPROJECTS := pyproject.toml protos/pyproject.toml $(wildcard services/*/pyproject.toml)
 
-.PHONY: run test test-docker install postgres lint format typecheck protos proto-check env-table \
+.PHONY: run test test-fast test-docker install postgres lint format typecheck protos proto-check env-table \
         pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge \
         bench-load bench-scope-locks eval eval-sweep eval-floor eval-judge local-llm lock clean \
         helm-check
@@ -14,6 +14,12 @@ run: install
 	$(BIN)/python scripts/run_stack.py
 
 test: install postgres lint typecheck proto-check pytest
+
+# The tests that need no PostgreSQL, no process of ours and no container, in well under a minute:
+# the bridge on its in-process stack, every service in process. Leaves out the one test that
+# sleeps through a 20 s outage (`slow`); `make test` runs everything.
+test-fast: install
+	$(BIN)/pytest -m "not postgres and not subprocess and not docker and not slow"
 
 $(STAMP): constraints.txt $(PYPROJECTS) scripts/bootstrap.sh
 	scripts/bootstrap.sh

@@ -1,4 +1,6 @@
-"""Fixtures every test package shares: the anyio backend, the fake LLM, a per-run database."""
+"""Fixtures every test package shares: the anyio backend, the fake LLM, a per-run database;
+and the markers of tests that need PostgreSQL or start processes of ours, which `make test-fast`
+leaves out."""
 
 from __future__ import annotations
 
@@ -8,6 +10,21 @@ import pytest
 
 from tests.fakes.llm import FakeLLM
 from tests.support.postgres import temporary_database
+
+#: A test using one of these fixtures, directly or through another, is marked `postgres` ...
+POSTGRES_FIXTURES = frozenset({"pg_database", "ranker_pg_url"})
+#: ... and one using one of these (services started as processes) is marked `subprocess`.
+PROCESS_FIXTURES = frozenset({"mem0_process", "ranker_process", "judge_process"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if used & POSTGRES_FIXTURES:
+            item.add_marker(pytest.mark.postgres)
+        if used & PROCESS_FIXTURES:
+            item.add_marker(pytest.mark.subprocess)
 
 
 @pytest.fixture(scope="session")

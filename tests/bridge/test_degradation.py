@@ -1,7 +1,8 @@
 """Degrade, don't fail: without the ranker or the judge the bridge still serves, and says so.
 
 "Down" here is a real address nothing listens on (a port bound, read and released); the kill
-of a running helper mid-session is covered end to end in test_scenarios.
+of a running helper mid-session is covered end to end in test_scenarios. The rest of the stack
+runs in process.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from tests.bridge._calls import call, call_error
 from tests.bridge.conftest import Stack
 from tests.fakes.llm import FakeLLM
 
-pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow]
+pytestmark = pytest.mark.anyio
 
 
 def _dead_address() -> str:
@@ -30,14 +31,14 @@ def _dead_address() -> str:
 @pytest.fixture
 async def without_ranker(stack: Stack) -> AsyncIterator[Client]:
     settings = stack.settings(project="alpha", ranker_address=_dead_address())
-    async with Client(create_server(settings)) as client:
+    async with Client(stack.server(settings)) as client:
         yield client
 
 
 @pytest.fixture
 async def without_judge(stack: Stack) -> AsyncIterator[Client]:
     settings = stack.settings(project="alpha", judge_address=_dead_address())
-    async with Client(create_server(settings)) as client:
+    async with Client(stack.server(settings)) as client:
         yield client
 
 
@@ -88,7 +89,7 @@ async def test_search_without_judge_skips_the_rewrite_and_says_so(without_judge:
 
 async def test_helpers_turned_off_are_not_reported_as_down(stack: Stack) -> None:
     settings = stack.settings(project="alpha", ranker_address="", judge_address="")
-    async with Client(create_server(settings)) as client:
+    async with Client(stack.server(settings)) as client:
         added = await call(client, "memory_add", text="The API uses port 8080.")
         found = await call(client, "memory_search", query="what port does the API use?")
     assert added["notes"] == []
@@ -100,7 +101,7 @@ async def test_helpers_turned_off_are_not_reported_as_down(stack: Stack) -> None
 
 async def test_mem0_down_is_a_clear_error(stack: Stack) -> None:
     settings = stack.settings(project="alpha", api_url=f"http://{_dead_address()}")
-    async with Client(create_server(settings)) as client:
+    async with Client(create_server(settings)) as client:  # over HTTP, to nothing
         message = await call_error(client, "memory_search", query="anything")
     assert "mem0 is unreachable" in message
     assert "MEM0_API_URL" in message
@@ -110,7 +111,7 @@ async def test_a_slow_rewrite_does_not_hold_the_search_and_serves_the_next_one(
     stack: Stack, llm: FakeLLM
 ) -> None:
     question = "which port does the API listen on?"
-    async with Client(create_server(stack.settings(project="alpha"))) as client:
+    async with Client(stack.server(stack.settings(project="alpha"))) as client:
         added = await call(client, "memory_add", text="The API uses port 8080.")
         llm.set_failure("slow", seconds=2)
         found = await call(client, "memory_search", query=question)

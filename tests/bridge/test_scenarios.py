@@ -20,7 +20,14 @@ from tests.bridge._calls import call, call_error, http_client
 from tests.bridge.conftest import Stack, start_judge, start_ranker
 from tests.support.processes import ServiceProcess
 
-pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow]
+pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow, pytest.mark.subprocess]
+
+
+@pytest.fixture(scope="session")
+def stack(full_stack: Stack) -> Stack:
+    """Bridge processes reach mem0 over HTTP: these tests run on the full stack."""
+    return full_stack
+
 
 BRIDGE = str(Path(sys.executable).parent / "mem0-bridge")
 

@@ -1,5 +1,7 @@
 """`mem0-bridge selftest` against the real stack: every step passes, helpers down only warn,
-a failing step stops the rest but not the cleanup, and mem0 unreachable fails clearly."""
+a failing step stops the rest but not the cleanup, and mem0 unreachable fails clearly.
+
+`run_selftest` runs on the in-process stack; the `selftest` command, a process, on the full one."""
 
 from __future__ import annotations
 
@@ -16,8 +18,6 @@ from mem0_bridge import Mem0Client
 from mem0_bridge._selftest import SelftestReport, run_selftest
 from tests.bridge.conftest import Stack
 from tests.fakes.llm import FakeLLM
-
-pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 BRIDGE = Path(sys.executable).parent / "mem0-bridge"
 REQUIRED = [
@@ -44,7 +44,9 @@ def _statuses(report: SelftestReport) -> dict[str, str]:
 
 
 async def _left_in_namespace(stack: Stack, report: SelftestReport) -> list[str]:
-    mem0 = Mem0Client(stack.settings(default_user_id=report.user_id))
+    mem0 = Mem0Client(
+        stack.settings(default_user_id=report.user_id), transport=stack.mem0_transport()
+    )
     try:
         memories = await mem0.list_memories(
             user_id=report.user_id, run_id=report.namespace, top_k=100
@@ -57,8 +59,8 @@ async def _left_in_namespace(stack: Stack, report: SelftestReport) -> list[str]:
 class _UpdatesRefused(httpx.AsyncBaseTransport):
     """The real mem0 server, except that every update answers 503 (a server failing mid-run)."""
 
-    def __init__(self) -> None:
-        self._real = httpx.AsyncHTTPTransport()
+    def __init__(self, real: httpx.AsyncBaseTransport | None) -> None:
+        self._real = real or httpx.AsyncHTTPTransport()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.method == "PUT":
@@ -82,7 +84,7 @@ def _run_command(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.anyio
 async def test_selftest_passes_every_step_on_the_full_stack(stack: Stack, llm: FakeLLM) -> None:
-    report = await run_selftest(stack.settings())
+    report = await run_selftest(stack.settings(), mem0_transport=stack.mem0_transport())
     assert report.ok, report.render()
     statuses = _statuses(report)
     assert statuses == dict.fromkeys(
@@ -95,7 +97,7 @@ async def test_selftest_passes_every_step_on_the_full_stack(stack: Stack, llm: F
 async def test_selftest_recalls_the_fact_through_the_rewritten_question(
     stack: Stack, llm: FakeLLM
 ) -> None:
-    report = await run_selftest(stack.settings())
+    report = await run_selftest(stack.settings(), mem0_transport=stack.mem0_transport())
     search = next(step for step in report.steps if step.name == "search (question)")
     assert search.detail.startswith("found at rank 1 (rewritten to 'The billing service uses port'")
     again = next(step for step in report.steps if step.name == "add again")
@@ -104,7 +106,7 @@ async def test_selftest_recalls_the_fact_through_the_rewritten_question(
 
 @pytest.mark.anyio
 async def test_selftest_leaves_nothing_in_its_namespace(stack: Stack, llm: FakeLLM) -> None:
-    report = await run_selftest(stack.settings())
+    report = await run_selftest(stack.settings(), mem0_transport=stack.mem0_transport())
     assert report.namespace.startswith("selftest-")
     assert await _left_in_namespace(stack, report) == []
 
@@ -114,7 +116,7 @@ async def test_selftest_with_ranker_and_judge_down_passes_with_warnings(
     stack: Stack, llm: FakeLLM
 ) -> None:
     settings = stack.settings(ranker_address=_dead_address(), judge_address=_dead_address())
-    report = await run_selftest(settings)
+    report = await run_selftest(settings, mem0_transport=stack.mem0_transport())
     assert report.ok, report.render()
     statuses = _statuses(report)
     assert statuses["ranker reachable"] == "WARN"
@@ -128,7 +130,9 @@ async def test_selftest_with_ranker_and_judge_down_passes_with_warnings(
 
 @pytest.mark.anyio
 async def test_failing_step_skips_the_rest_and_still_cleans_up(stack: Stack, llm: FakeLLM) -> None:
-    report = await run_selftest(stack.settings(), mem0_transport=_UpdatesRefused())
+    report = await run_selftest(
+        stack.settings(), mem0_transport=_UpdatesRefused(stack.mem0_transport())
+    )
     assert not report.ok
     statuses = _statuses(report)
     assert statuses["update"] == "FAIL"
@@ -140,16 +144,17 @@ async def test_failing_step_skips_the_rest_and_still_cleans_up(stack: Stack, llm
     assert await _left_in_namespace(stack, report) == []
 
 
-def test_selftest_command_exits_zero_and_prints_every_step(stack: Stack) -> None:
-    done = _run_command(stack.env(stack.settings()))
+def test_selftest_command_exits_zero_and_prints_every_step(full_stack: Stack) -> None:
+    done = _run_command(full_stack.env(full_stack.settings()))
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith(f"mem0-bridge selftest against {stack.mem0_url} ")
+    assert lines[0].startswith(f"mem0-bridge selftest against {full_stack.mem0_url} ")
     for name in REQUIRED:
         assert any(line.split()[:1] == ["PASS"] and f" {name} " in line for line in lines), name
     assert lines[-1] == "selftest OK: 9/9 required steps passed, 0 warnings"
 
 
+@pytest.mark.subprocess
 def test_selftest_command_with_mem0_unreachable_fails_naming_the_url() -> None:
     url = f"http://{_dead_address()}"
     done = _run_command(

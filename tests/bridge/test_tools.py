@@ -1,4 +1,10 @@
-"""Every tool in process (official MCP client, in-memory transport) against the real stack."""
+"""Every tool in process (official MCP client, in-memory transport) against the real stack.
+
+All run on the in-process stack. One test per tool path, and the tests whose outcome rests on
+mem0's score against a threshold, run on the full stack as well (`BOTH_STACKS`): mem0 blends
+pgvector's keyword match into the score (halving it where a short query matches), which the
+embedded store does not; the cosine part is the same on both.
+"""
 
 from __future__ import annotations
 
@@ -14,13 +20,13 @@ from mcp.client.session import ClientRequestContext
 from mcp_types import ListRootsResult, Root
 from pydantic import FileUrl
 
-from mem0_bridge import BridgeSettings, create_server
+from mem0_bridge import BridgeSettings
 from tests.bridge._calls import call, call_error, text_of
-from tests.bridge.conftest import RESET_TOKEN, Stack
+from tests.bridge.conftest import BOTH_STACKS, RESET_TOKEN, Stack
 from tests.fakes.llm import FakeLLM
 from tests.support.tools import TOOL_NAMES
 
-pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow]
+pytestmark = pytest.mark.anyio
 
 HIT_LINE = re.compile(r"^[0-9a-f-]{36}\t(\d\.\d{3}|-)\t(<1h|\d+h|\d+d|\d+mo|\d+y)\t.+$")
 
@@ -39,6 +45,7 @@ async def test_every_tool_is_listed_with_a_description_and_an_output_schema(
         assert tool.output_schema is not None, tool.name
 
 
+@pytest.mark.parametrize("stack", BOTH_STACKS, indirect=True)
 async def test_add_stores_a_new_fact_and_says_added(client: Client) -> None:
     result = await client.call_tool("memory_add", {"text": "The API listens on port 8080."})
     added = result.structured_content
@@ -78,6 +85,7 @@ async def test_identical_adds_racing_store_one_memory(client: Client) -> None:
     assert len(await _ids(client)) == 1
 
 
+@pytest.mark.parametrize("stack", BOTH_STACKS, indirect=True)
 async def test_paraphrase_reinforces_the_stored_fact_instead_of_adding(client: Client) -> None:
     first = await call(client, "memory_add", text="The API listens on port 8080.")
     again = await call(client, "memory_add", text="Our API service uses port 8080.")
@@ -87,6 +95,7 @@ async def test_paraphrase_reinforces_the_stored_fact_instead_of_adding(client: C
     assert await _ids(client) == first["memory_ids"]
 
 
+@pytest.mark.parametrize("stack", BOTH_STACKS, indirect=True)
 async def test_a_changed_fact_is_stored_and_the_old_value_superseded(client: Client) -> None:
     first = await call(client, "memory_add", text="The API listens on port 8080.")
     changed = await call(client, "memory_add", text="We moved the API to port 9000.")
@@ -130,7 +139,7 @@ async def test_add_with_inference_stores_each_extracted_fact(client: Client) -> 
 
 
 async def test_add_without_inference_stores_the_text_verbatim(stack: Stack, llm: FakeLLM) -> None:
-    async with Client(create_server(stack.settings(project="alpha", infer=False))) as client:
+    async with Client(stack.server(stack.settings(project="alpha", infer=False))) as client:
         added = await call(client, "memory_add", text="I use vim. The database is Postgres 15.")
     assert added["memories"] == ["I use vim. The database is Postgres 15."]
     extraction = [r for r in llm.chat_requests if r.get("response_format")]
@@ -149,6 +158,7 @@ async def test_add_to_scope_all_is_refused_by_the_schema(client: Client) -> None
     assert "scope" in message
 
 
+@pytest.mark.parametrize("stack", BOTH_STACKS, indirect=True)
 async def test_search_renders_one_tab_separated_line_per_hit(client: Client) -> None:
     await call(client, "memory_add", text="The nightly backup runs at two in the morning.")
     result = await client.call_tool("memory_search", {"query": "when does the backup run?"})
@@ -217,12 +227,13 @@ async def test_question_is_also_searched_as_its_rewritten_statement(client: Clie
 
 
 async def test_query_rewrite_can_be_turned_off(stack: Stack, llm: FakeLLM) -> None:
-    async with Client(create_server(stack.settings(project="a", query_rewrite=False))) as client:
+    async with Client(stack.server(stack.settings(project="a", query_rewrite=False))) as client:
         result = await call(client, "memory_search", query="what port does the API use?")
     assert result["rewritten_query"] is None
     assert not any("rewrite" in str(r["messages"]) for r in llm.chat_requests)
 
 
+@pytest.mark.parametrize("stack", BOTH_STACKS, indirect=True)
 async def test_recent_lists_newest_first(client: Client) -> None:
     first = await call(client, "memory_add", text="Alpha fact number 1.", scope="project")
     second = await call(client, "memory_add", text="Totally different topic: 2 cats.")
@@ -274,6 +285,7 @@ async def test_pins_never_appear_in_search_list_or_recent(client: Client) -> Non
         assert await _ids(client, "memory_recent", scope=scope) == []
 
 
+@pytest.mark.parametrize("stack", BOTH_STACKS, indirect=True)
 async def test_unpin_removes_a_pin(client: Client) -> None:
     pinned = await call(client, "memory_pin", text="Use tabs.")
     removed = await call(client, "memory_unpin", memory_id=pinned["pin"]["id"])
@@ -289,6 +301,7 @@ async def test_unpin_refuses_an_ordinary_memory(client: Client) -> None:
     assert await _ids(client) == added["memory_ids"]
 
 
+@pytest.mark.parametrize("stack", BOTH_STACKS, indirect=True)
 async def test_update_rewrites_a_memory_keeping_its_id(client: Client) -> None:
     added = await call(client, "memory_add", text="The API listens on port 8080.")
     memory_id = added["memory_ids"][0]
@@ -298,6 +311,7 @@ async def test_update_rewrites_a_memory_keeping_its_id(client: Client) -> None:
     assert [(h["id"], h["text"]) for h in listed] == [(memory_id, "The API is gone.")]
 
 
+@pytest.mark.parametrize("stack", BOTH_STACKS, indirect=True)
 async def test_delete_removes_one_memory(client: Client) -> None:
     kept = await call(client, "memory_add", text="The API listens on port 8080.")
     gone = await call(client, "memory_add", text="I prefer tea over coffee.")
@@ -306,6 +320,7 @@ async def test_delete_removes_one_memory(client: Client) -> None:
     assert await _ids(client) == kept["memory_ids"]
 
 
+@pytest.mark.parametrize("stack", BOTH_STACKS, indirect=True)
 async def test_history_shows_the_add_and_the_update(client: Client) -> None:
     added = await call(client, "memory_add", text="The API listens on port 8080.")
     memory_id = added["memory_ids"][0]
@@ -331,7 +346,7 @@ async def test_unknown_memory_id_is_reported_as_not_found(client: Client, tool: 
 
 
 async def test_memory_of_another_user_is_not_found(stack: Stack, client: Client) -> None:
-    async with Client(create_server(stack.settings(project="alpha"))) as other:
+    async with Client(stack.server(stack.settings(project="alpha"))) as other:
         theirs = await call(other, "memory_add", text="Their secret plan.")
     message = await call_error(client, "memory_delete", memory_id=theirs["memory_ids"][0])
     assert "No memory has id" in message
@@ -351,6 +366,7 @@ async def test_reset_with_a_wrong_token_wipes_nothing(client: Client) -> None:
     assert await _ids(client) == added["memory_ids"]
 
 
+@pytest.mark.parametrize("stack", BOTH_STACKS, indirect=True)
 async def test_reset_with_the_token_wipes_the_store(client: Client) -> None:
     await call(client, "memory_add", text="The API listens on port 8080.")
     await call(client, "memory_pin", text="Use tabs.")
@@ -363,7 +379,7 @@ async def test_reset_with_the_token_wipes_the_store(client: Client) -> None:
 
 async def test_scope_key_setting_confines_every_call_to_one_namespace(stack: Stack) -> None:
     settings = stack.settings(project="alpha", scope_key="room-7")
-    async with Client(create_server(settings)) as client:
+    async with Client(stack.server(settings)) as client:
         added = await call(client, "memory_add", text="The meeting is on Friday.", scope="global")
         assert added["namespace"] == "room-7"
         for scope in ("project", "global", "all"):
@@ -394,7 +410,7 @@ async def test_reserved_or_empty_project_names_are_refused(client: Client, proje
 async def test_project_scoped_call_without_a_project_says_how_to_fix_it(
     stack: Stack, llm: FakeLLM
 ) -> None:
-    async with Client(create_server(stack.settings())) as client:
+    async with Client(stack.server(stack.settings())) as client:
         message = await call_error(client, "memory_add", text="A fact.")
         assert 'project="<repository name>"' in message
         shared = await call(client, "memory_add", text="A global fact.", scope="global")
@@ -402,7 +418,7 @@ async def test_project_scoped_call_without_a_project_says_how_to_fix_it(
 
 
 async def test_pins_without_a_project_return_global_pins_and_say_why(stack: Stack) -> None:
-    async with Client(create_server(stack.settings())) as client:
+    async with Client(stack.server(stack.settings())) as client:
         await call(client, "memory_pin", text="Answer in English.", scope="global")
         pins = await call(client, "memory_pins")
     assert [p["text"] for p in pins["global_pins"]] == ["Answer in English."]
@@ -421,7 +437,7 @@ async def test_project_comes_from_the_client_roots_when_nothing_else_names_it(
     async def share_roots(context: ClientRequestContext) -> ListRootsResult:
         return ListRootsResult(roots=[Root(uri=FileUrl((tmp_path / "billing").as_uri()))])
 
-    server = create_server(stack.settings())
+    server = stack.server(stack.settings())
     async with Client(server, list_roots_callback=share_roots, mode=mode) as client:
         added = await call(client, "memory_add", text="Invoices go out on the 1st.")
     assert added["namespace"] == "billing"
@@ -441,11 +457,12 @@ async def test_an_extracted_fact_added_again_verbatim_is_a_duplicate(client: Cli
     assert again["memory_ids"][0] in added["memory_ids"]
 
 
+@pytest.mark.parametrize("stack", BOTH_STACKS, indirect=True)
 async def test_candidates_below_the_prefilter_threshold_are_not_judged(
     stack: Stack, llm: FakeLLM
 ) -> None:
     settings = stack.settings(project="alpha", reinforcement_prefilter_threshold=0.99)
-    async with Client(create_server(settings)) as client:
+    async with Client(stack.server(settings)) as client:
         await call(client, "memory_add", text="The API listens on port 8080.")
         llm.requests.clear()
         again = await call(client, "memory_add", text="Our API service uses port 8080.")
@@ -453,17 +470,18 @@ async def test_candidates_below_the_prefilter_threshold_are_not_judged(
     assert not any("mem0-judge compare" in str(r["messages"]) for r in llm.chat_requests)
 
 
+@pytest.mark.parametrize("stack", BOTH_STACKS, indirect=True)
 async def test_the_judge_sees_at_most_the_configured_number_of_candidates(
     stack: Stack, llm: FakeLLM
 ) -> None:
     seeding = stack.settings(project="alpha", judge_address="")
-    async with Client(create_server(seeding)) as client:
+    async with Client(stack.server(seeding)) as client:
         for text in ("API port is 1.", "API host is 2.", "API path is 3.", "API name is 4."):
             await call(client, "memory_add", text=text)
     judging = stack.settings(
         project="alpha", default_user_id=seeding.default_user_id, judge_max_candidates=2
     )
-    async with Client(create_server(judging)) as client:
+    async with Client(stack.server(judging)) as client:
         llm.requests.clear()
         await call(client, "memory_add", text="The API version is 5.")
     compares = [

@@ -25,7 +25,14 @@ from tests.support.keepalive import PAST_PYTHON_CLIENTS_EXPIRY, answers_after_id
 from tests.support.processes import ServiceProcess
 from tests.support.tools import TOOL_NAMES
 
-pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow]
+pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow, pytest.mark.subprocess]
+
+
+@pytest.fixture(scope="session")
+def stack(full_stack: Stack) -> Stack:
+    """Bridge processes reach mem0 over HTTP: these tests run on the full stack."""
+    return full_stack
+
 
 TOKEN = "bridge-http-test-token"  # noqa: S105 - a test fixture value
 BRIDGE = str(Path(sys.executable).parent / "mem0-bridge")

@@ -16,7 +16,7 @@ from mem0mcp.judge.v1 import judge_pb2, judge_pb2_grpc
 from tests.fakes.llm import FakeLLM
 from tests.support.processes import ServiceProcess
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 
 def _env(**values: str) -> dict[str, str]:

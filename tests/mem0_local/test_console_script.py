@@ -11,6 +11,8 @@ import pytest
 from tests.support.keepalive import PAST_PYTHON_CLIENTS_EXPIRY, answers_after_idling
 from tests.support.processes import ServiceProcess
 
+pytestmark = pytest.mark.subprocess
+
 
 def embedded(tmp_path: Path, **extra: str) -> dict[str, str]:
     """mem0-local on an ephemeral port, the embedded store under `tmp_path`, no LLM."""

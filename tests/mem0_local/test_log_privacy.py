@@ -70,6 +70,7 @@ def test_debug_level_installs_no_filter_so_texts_show_when_asked_for() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 def test_adding_updating_and_searching_logs_no_memory_text_at_the_default_level(
     tmp_path: Path,
 ) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import httpx
 import psycopg
+import pytest
 from pydantic import SecretStr
 
 from mem0_local import Mem0LocalSettings
@@ -13,6 +14,7 @@ from tests.mem0_local._server import InProcessServer, add_memories
 from tests.support.postgres import temporary_database, url
 
 
+@pytest.mark.postgres
 def test_database_gone_is_502_vector_store_unavailable(tmp_path: Path) -> None:
     with temporary_database("mem0local_gone") as database_url:
         settings = Mem0LocalSettings(data_dir=tmp_path, database_url=SecretStr(database_url))

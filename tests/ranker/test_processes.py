@@ -17,7 +17,7 @@ from mem0mcp.ranker.v1 import ranker_pb2_grpc
 from tests.support.postgres import temporary_database
 from tests.support.processes import ServiceProcess, ranker_subprocess
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.subprocess]
 
 CALLS_PER_REPLICA = 40
 

@@ -1,9 +1,10 @@
 """The real stack behind the bridge: mem0-local on pgvector, the ranker and the judge.
 
-Shared by the bridge tests (as session fixtures, one process each) and the benchmarks (all at
-once, with `running_stack`), so both run the services exactly the same way. Each service is a
-real subprocess; the only stand-in is the LLM (a FakeLLM answering mem0's extraction prompt and
-the judge's compare and rewrite prompts).
+Shared by the bridge's full-stack tests (as session fixtures, one process each) and the
+benchmarks (all at once, with `running_stack`), so both run the services exactly the same way.
+Each service is a real subprocess; the only stand-in is the LLM (a FakeLLM answering mem0's
+extraction prompt and the judge's compare and rewrite prompts). `tests.support.inprocess` builds
+the same `Stack` in this process, without PostgreSQL or subprocesses.
 """
 
 from __future__ import annotations
@@ -14,8 +15,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from mem0_bridge import BridgeSettings
+import httpx
+from mcp.server import MCPServer
+
+from mem0_bridge import BridgeSettings, create_server
 from tests.fakes.judge_responder import judge_responder
 from tests.fakes.llm import FakeLLM, extraction_responder
 from tests.support.postgres import temporary_database
@@ -35,6 +40,24 @@ class Stack:
     ranker_address: str
     judge_address: str
     llm: FakeLLM
+    #: In process (`tests.support.inprocess`): mem0-local's ASGI app, which `server` and
+    #: `mem0_transport` reach without a socket; None when mem0-local is a process at `mem0_url`.
+    mem0_app: Any = None
+
+    @property
+    def in_process(self) -> bool:
+        return self.mem0_app is not None
+
+    def mem0_transport(self) -> httpx.AsyncBaseTransport | None:
+        """How a bridge reaches this stack's mem0: None means over HTTP at `mem0_url`."""
+        if self.mem0_app is None:
+            return None
+        # Like a real server, an unhandled error is a 500 answer, not an exception in the caller.
+        return httpx.ASGITransport(app=self.mem0_app, raise_app_exceptions=False)
+
+    def server(self, settings: BridgeSettings) -> MCPServer[Any]:
+        """The bridge (`create_server`) with `settings`, wired to this stack's mem0."""
+        return create_server(settings, mem0_transport=self.mem0_transport())
 
     def settings(self, **overrides: object) -> BridgeSettings:
         """Bridge settings for this stack and a fresh user (so a fresh set of namespaces)."""
@@ -58,6 +81,8 @@ class Stack:
 
     def env(self, settings: BridgeSettings) -> dict[str, str]:
         """The same settings as environment variables, for a bridge subprocess."""
+        if self.in_process:
+            raise RuntimeError("a bridge subprocess cannot reach the in-process stack's mem0")
         return {
             "MEM0_API_URL": settings.api_url,
             "MEM0_API_KEY": settings.api_key or "",

@@ -6,12 +6,14 @@ It binds first (port 0 picks a free one), opens the memory store, and only then 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import signal
 import socket
 import sys
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import uvicorn
 from pydantic import ValidationError
@@ -20,6 +22,9 @@ from mem0_common import SERVER_KEEP_ALIVE_SECONDS, announce_listening, configure
 from mem0_local._app import create_app
 from mem0_local._log_privacy import memory_text_filters
 from mem0_local._settings import Mem0LocalSettings
+
+#: Threads serving mem0's blocking steps, for all requests together.
+MEM0_THREADS = 32
 
 
 class _AnnouncingServer(uvicorn.Server):
@@ -30,6 +35,12 @@ class _AnnouncingServer(uvicorn.Server):
         self._url = url
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        # mem0 runs each step of a request (embedding, each store call) in the loop's default
+        # executor, whose 6 threads (on 2 cores) held 16 concurrent requests in a queue; most of
+        # those steps wait (on the embedder's workers, on PostgreSQL), so many more may run.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=MEM0_THREADS, thread_name_prefix="mem0")
+        )
         await super().startup(sockets)
         if self.started:
             announce_listening(Mem0LocalSettings.service_name, self._url)

@@ -11,7 +11,6 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psycopg
@@ -33,8 +32,6 @@ _PLACEHOLDER_KEY = "mem0-local-no-key"
 _PLACEHOLDER_URL = "http://127.0.0.1:9/v1"
 
 _ID_KEYS = ("user_id", "agent_id", "run_id")
-#: Threads serving mem0's blocking steps, for all requests together.
-MEM0_THREADS = 32
 #: Longest message of mem0's own that is passed on whole in a 400.
 _MESSAGE_LIMIT = 300
 Item = dict[str, Any]
@@ -200,12 +197,6 @@ class MemoryStore:
 
     @classmethod
     async def open(cls, settings: Mem0LocalSettings) -> MemoryStore:
-        # mem0 runs each step of a request (embedding, each store call) in the loop's default
-        # executor, whose 6 threads (on 2 cores) held 16 concurrent requests in a queue; most of
-        # those steps wait (on the embedder's workers, on PostgreSQL), so many more may run.
-        asyncio.get_running_loop().set_default_executor(
-            ThreadPoolExecutor(max_workers=MEM0_THREADS, thread_name_prefix="mem0")
-        )
         memory = await asyncio.to_thread(open_async_memory, settings)
         await asyncio.to_thread(_create_collection_now, memory)
         return cls(memory, settings)

@@ -578,6 +578,7 @@ def create_server(
         version="0.1.0",
         lifespan=lifespan,
         log_level=settings.log_level.upper(),  # type: ignore[arg-type]
+        request_state_security=settings.request_state_security(),
     )
     for fn, description, hints in _TOOLS:
         server.add_tool(fn, description=description, annotations=hints)

@@ -35,6 +35,35 @@ async def client(mem0: FakeMem0) -> AsyncIterator[Client]:
         yield connected
 
 
+# --- what the agent sends: the input schemas ------------------------------------------------
+
+
+async def test_the_input_schemas_hold_only_what_the_agent_sends(client: Client) -> None:
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    for name, tool in tools.items():
+        properties = tool.input_schema["properties"]
+        # The service, the resolved scope and the caller's grant are filled by the bridge.
+        assert not {"service", "where", "grant", "roots", "ctx"} & set(properties), name
+        assert tool.input_schema.get("additionalProperties") is False, name
+        if name != "memory_reset":
+            assert {"project", "key"} <= set(properties), name
+    assert set(tools["memory_reset"].input_schema["properties"]) == {"reset_token"}
+
+
+async def test_tool_hints_say_which_tools_only_read_and_which_remove(client: Client) -> None:
+    hints = {tool.name: tool.annotations for tool in (await client.list_tools()).tools}
+    read_only = {name for name, hint in hints.items() if hint and hint.read_only_hint}
+    assert read_only == {
+        "memory_search",
+        "memory_list",
+        "memory_recent",
+        "memory_pins",
+        "memory_history",
+    }
+    destructive = {name for name, hint in hints.items() if hint and hint.destructive_hint}
+    assert destructive == {"memory_unpin", "memory_update", "memory_delete", "memory_reset"}
+
+
 # --- 12. unknown arguments, coercion and JSON-in-strings --------------------------------------
 
 

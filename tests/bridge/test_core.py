@@ -170,7 +170,7 @@ async def test_racing_restatements_of_one_fact_store_one_memory(core: Core) -> N
 
 async def test_adds_in_different_scopes_do_not_wait_for_each_other(core: Core) -> None:
     core.judge.judge.script = port_rule
-    async with core.service.core.scope_locks.hold(core.service.core.rscope("alpha")):
+    async with core.service.scope_locks.hold(core.service.rscope("alpha")):
         with anyio.fail_after(5):
             other = await core.add("The API port is 8080", Where(key=None, project="beta"))
     assert other["action"] == "added"

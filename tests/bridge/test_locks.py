@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mem0_bridge._locks import KeyedLocks
+from mem0_bridge._concurrency import KeyedLocks
 
 pytestmark = pytest.mark.anyio
 

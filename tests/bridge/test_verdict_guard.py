@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from mem0_bridge._folding import plausibly_one_fact
 from mem0_bridge._mem0 import Memory
-from mem0_bridge._reconcile import plausibly_one_fact
 from mem0_bridge._wording import adds_details, details, differs_only_in_values, wording
 
 

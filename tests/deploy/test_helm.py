@@ -45,9 +45,8 @@ from tests.deploy._repo import (
     compose_text,
     compose_variables,
     dockerfile_env,
-    dockerfile_instructions,
     env_names,
-    final_stage,
+    image_instructions,
     required_variables,
     with_defaults,
 )
@@ -561,7 +560,7 @@ def test_in_chart_database_urls_are_compose_urls() -> None:
 
 def _instructions(name: str) -> list[Instruction]:
     service = next(s for s in SERVICES if s.compose_name == name)
-    return final_stage(dockerfile_instructions(service.dockerfile))
+    return image_instructions(service)
 
 
 def _healthcheck(name: str) -> tuple[dict[str, int], str]:

@@ -1,4 +1,4 @@
-"""One memory by id: memory_update, memory_delete, memory_history, memory_unpin; and reset.
+"""One memory by id: memory_update, memory_delete, memory_history and memory_unpin.
 
 A by-id call reaches a memory only when it belongs to this bridge's user and lives in a
 namespace the caller may use (`readable`); any other id answers exactly like an unknown one, so
@@ -8,14 +8,17 @@ ids of other tenants reveal nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from mem0_bridge._core import Core
 from mem0_bridge._errors import BridgeError
 from mem0_bridge._grpc import skipped
 from mem0_bridge._inputs import check_memory_id, check_text
 from mem0_bridge._mem0 import Memory
 from mem0_bridge._models import ChangeResult, HistoryEvent, HistoryResult
 from mem0_bridge._scopes import is_pin_namespace
+
+if TYPE_CHECKING:
+    from mem0_bridge._service import MemoryService
 
 #: Which namespaces a caller may reach by id.
 Readable = Callable[[str], bool]
@@ -28,12 +31,12 @@ def _unknown(memory_id: str) -> BridgeError:
     )
 
 
-async def own(core: Core, memory_id: str, readable: Readable) -> Memory:
+async def own(service: MemoryService, memory_id: str, readable: Readable) -> Memory:
     """The memory, if this caller may reach it; else the unknown-id error."""
-    memory = await core.mem0.get(memory_id)
+    memory = await service.mem0.get(memory_id)
     if (
         memory is None
-        or memory.user_id != core.user_id
+        or memory.user_id != service.user_id
         or not memory.run_id
         or not readable(memory.run_id)
     ):
@@ -41,8 +44,10 @@ async def own(core: Core, memory_id: str, readable: Readable) -> Memory:
     return memory
 
 
-async def _ordinary(core: Core, memory_id: str, readable: Readable, verb: str) -> Memory:
-    memory = await own(core, memory_id, readable)
+async def _ordinary(
+    service: MemoryService, memory_id: str, readable: Readable, verb: str
+) -> Memory:
+    memory = await own(service, memory_id, readable)
     if is_pin_namespace(memory.run_id):
         raise BridgeError(
             f"{memory_id} is a pin; pins are stored verbatim and are not {verb} by id. Use "
@@ -51,30 +56,32 @@ async def _ordinary(core: Core, memory_id: str, readable: Readable, verb: str) -
     return memory
 
 
-async def unpin(core: Core, memory_id: str, readable: Readable) -> ChangeResult:
+async def unpin(service: MemoryService, memory_id: str, readable: Readable) -> ChangeResult:
     memory_id = check_memory_id(memory_id)
-    memory = await own(core, memory_id, readable)
+    memory = await own(service, memory_id, readable)
     if not is_pin_namespace(memory.run_id):
         raise BridgeError(
             f"{memory_id} is not a pin (it lives in {memory.run_id!r}); memory_unpin only "
             "removes pins. Use memory_delete to delete an ordinary memory."
         )
-    await core.mem0.delete(memory_id)
+    await service.mem0.delete(memory_id)
     return ChangeResult(
         action="unpinned", memory_id=memory_id, namespace=memory.run_id, text=memory.text, notes=[]
     )
 
 
-async def update(core: Core, memory_id: str, text: str, readable: Readable) -> ChangeResult:
+async def update(
+    service: MemoryService, memory_id: str, text: str, readable: Readable
+) -> ChangeResult:
     memory_id = check_memory_id(memory_id)
     text = check_text(text)
-    memory = await _ordinary(core, memory_id, readable, "updated")
+    memory = await _ordinary(service, memory_id, readable, "updated")
     namespace = memory.run_id or ""
-    rscope = core.rscope(namespace)
-    async with core.scope_locks.hold(rscope):
-        await core.mem0.update(memory_id, text)
+    rscope = service.rscope(namespace)
+    async with service.scope_locks.hold(rscope):
+        await service.mem0.update(memory_id, text)
         # The memory no longer holds its old text: no dedupe record may vouch for it.
-        failure = await core.ranker.record_stored(rscope, text, memory_id, replaces=True)
+        failure = await service.ranker.record_stored(rscope, text, memory_id, replaces=True)
     return ChangeResult(
         action="updated",
         memory_id=memory_id,
@@ -85,12 +92,12 @@ async def update(core: Core, memory_id: str, text: str, readable: Readable) -> C
     )
 
 
-async def delete(core: Core, memory_id: str, readable: Readable) -> ChangeResult:
+async def delete(service: MemoryService, memory_id: str, readable: Readable) -> ChangeResult:
     memory_id = check_memory_id(memory_id)
-    memory = await _ordinary(core, memory_id, readable, "deleted")
-    async with core.scope_locks.hold(core.rscope(memory.run_id or "")):
-        await core.mem0.delete(memory_id)
-        failure = await core.ranker.forget([memory_id])
+    memory = await _ordinary(service, memory_id, readable, "deleted")
+    async with service.scope_locks.hold(service.rscope(memory.run_id or "")):
+        await service.mem0.delete(memory_id)
+        failure = await service.ranker.forget([memory_id])
     return ChangeResult(
         action="deleted",
         memory_id=memory_id,
@@ -100,10 +107,10 @@ async def delete(core: Core, memory_id: str, readable: Readable) -> ChangeResult
     )
 
 
-async def history(core: Core, memory_id: str, readable: Readable) -> HistoryResult:
+async def history(service: MemoryService, memory_id: str, readable: Readable) -> HistoryResult:
     memory_id = check_memory_id(memory_id)
-    await own(core, memory_id, readable)
-    entries = await core.mem0.history(memory_id)
+    await own(service, memory_id, readable)
+    entries = await service.mem0.history(memory_id)
     if not entries:
         raise _unknown(memory_id)
     return HistoryResult(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -20,6 +20,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from mem0_common import REQUEST_ID_HEADER, request_id_var
 
 _Response = TypeVar("_Response")
+_Stub = TypeVar("_Stub")
 
 logger = logging.getLogger(__name__)
 
@@ -87,11 +88,18 @@ def skipped(answer: object, what: str) -> list[str]:
     return []
 
 
-class GrpcPeer:
-    """A channel to one optional gRPC service; `address` empty means the service is off."""
+class GrpcPeer(Generic[_Stub]):
+    """A channel to one optional gRPC service, with its stub; `address` empty means the service
+    is off, and every call then answers `off` without being sent."""
 
     def __init__(
-        self, name: str, address: str, timeout_seconds: float, *, health_service: str = ""
+        self,
+        name: str,
+        address: str,
+        timeout_seconds: float,
+        stub: Callable[[grpc.aio.Channel], _Stub],
+        *,
+        health_service: str = "",
     ) -> None:
         self.name = name
         #: Probed by /readyz and selftest: the service's own health, not just the process's
@@ -104,6 +112,7 @@ class GrpcPeer:
             if self.address
             else None
         )
+        self._stub = stub(self.channel) if self.channel is not None else None
 
     @property
     def configured(self) -> bool:
@@ -119,21 +128,23 @@ class GrpcPeer:
 
     async def call(
         self,
-        method: Callable[..., Awaitable[_Response]],
+        method: Callable[[_Stub], Callable[..., Awaitable[_Response]]],
         request: object,
         *,
         deadline: float | None = None,
     ) -> _Response | PeerFailure:
-        """Run one unary call; a failure comes back as a `PeerFailure`, logged by its kind."""
+        """Run one unary call, `method` picking it from the stub (`lambda stub: stub.Rerank`);
+        a failure, or the peer being off, comes back as a `PeerFailure`, logged by its kind."""
+        if self._stub is None:
+            return self.off
+        bound = method(self._stub)
         request_id = request_id_var.get()
         metadata = ((REQUEST_ID_HEADER, request_id),) if request_id != "-" else ()
         try:
-            return await method(
-                request, timeout=deadline or self.timeout_seconds, metadata=metadata
-            )
+            return await bound(request, timeout=deadline or self.timeout_seconds, metadata=metadata)
         except grpc.aio.AioRpcError as exc:
             failure = PeerFailure(self.name, exc.code(), exc.details() or "", request_id)
-        method_name = getattr(method, "_method", b"").decode(errors="replace") or "call"
+        method_name = getattr(bound, "_method", b"").decode(errors="replace") or "call"
         if failure.down:
             logger.warning(
                 "%s %s: %s (%s); continuing without it",
@@ -152,6 +163,13 @@ class GrpcPeer:
                 failure.detail,
             )
         return failure
+
+    async def send(
+        self, method: Callable[[_Stub], Callable[..., Awaitable[object]]], request: object
+    ) -> PeerFailure | None:
+        """`call` for a call whose answer says nothing: only its failure, if any."""
+        answer = await self.call(method, request)
+        return answer if isinstance(answer, PeerFailure) else None
 
     async def probe(self, service: str | None = None) -> str:
         """`serving`, `not serving` (answers, cannot do its job), `off` (not configured) or

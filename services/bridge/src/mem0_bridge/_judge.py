@@ -32,20 +32,15 @@ _VERDICTS = {
 }
 
 
+#: The name the judge reports its service's health under: NOT_SERVING without an LLM.
+_SERVICE = judge_pb2.DESCRIPTOR.services_by_name["JudgeService"].full_name
+
+
 class JudgeClient:
     def __init__(self, address: str, timeout_seconds: float) -> None:
-        self.peer = GrpcPeer(
-            "judge",
-            address,
-            timeout_seconds,
-            health_service=judge_pb2.DESCRIPTOR.services_by_name["JudgeService"].full_name,
-        )
-        self._stub = (
-            judge_pb2_grpc.JudgeServiceStub(self.peer.channel)
-            if self.peer.channel is not None
-            else None
-        )
-        self._has_llm = True
+        stub = judge_pb2_grpc.JudgeServiceStub
+        self.peer = GrpcPeer("judge", address, timeout_seconds, stub, health_service=_SERVICE)
+        self._health = "serving"
         self._health_checked_at = -HEALTH_TTL_SECONDS
 
     async def aclose(self) -> None:
@@ -59,13 +54,13 @@ class JudgeClient:
         for a second (so a judge restarted with an LLM is used again at once). A health check
         that fails says nothing: the call is tried and fails on its own terms.
         """
-        if self._stub is None:
-            return self.peer.off
         now = anyio.current_time()
         if now >= self._health_checked_at + HEALTH_TTL_SECONDS:
-            self._has_llm = await self.peer.probe() != "not serving"
+            self._health = await self.peer.probe()
             self._health_checked_at = anyio.current_time()
-        if not self._has_llm:
+        if self._health == "off":
+            return self.peer.off
+        if self._health == "not serving":
             return PeerFailure(self.peer.name, None, "no LLM configured")
         return None
 
@@ -73,8 +68,6 @@ class JudgeClient:
         self, fact: str, candidates: Sequence[tuple[str, str]]
     ) -> dict[str, Verdict] | PeerFailure:
         """Verdict per candidate memory id."""
-        if self._stub is None:
-            return self.peer.off
         request = judge_pb2.CompareRequest(
             fact=fact,
             candidates=[
@@ -82,17 +75,15 @@ class JudgeClient:
                 for memory_id, text in candidates
             ],
         )
-        answer = await self.peer.call(self._stub.Compare, request)
+        answer = await self.peer.call(lambda stub: stub.Compare, request)
         if isinstance(answer, PeerFailure):
             return answer
         return {j.memory_id: _VERDICTS.get(j.verdict, Verdict.UNRELATED) for j in answer.judgements}
 
     async def rewrite(self, query: str, deadline: float) -> str | PeerFailure | None:
         """The statement a question-style query becomes; None when it already was one."""
-        if self._stub is None:
-            return self.peer.off
         answer = await self.peer.call(
-            self._stub.Rewrite, judge_pb2.RewriteRequest(query=query), deadline=deadline
+            lambda stub: stub.Rewrite, judge_pb2.RewriteRequest(query=query), deadline=deadline
         )
         if isinstance(answer, PeerFailure):
             return answer

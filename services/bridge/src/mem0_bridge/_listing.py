@@ -4,22 +4,31 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from mem0_bridge._core import LIST_CAP, Core, activity_time, gather, to_hit
-from mem0_bridge._mem0 import Memory
+from mem0_bridge._concurrency import gather
+from mem0_bridge._mem0 import LIST_CAP, Memory
 from mem0_bridge._models import ListResult
+from mem0_bridge._render import to_hit
 from mem0_bridge._scopes import is_pin_namespace
 
+if TYPE_CHECKING:
+    from mem0_bridge._service import MemoryService
 
-async def _memories(core: Core, namespaces: Sequence[str] | None, top_k: int) -> list[Memory]:
+
+async def _memories(
+    service: MemoryService, namespaces: Sequence[str] | None, top_k: int
+) -> list[Memory]:
     if namespaces is None:
-        return [m for m in await core.list_one(None, LIST_CAP) if not is_pin_namespace(m.run_id)]
-    found = await gather(*(functools.partial(core.list_one, ns, top_k) for ns in namespaces))
+        return [m for m in await service.list_one(None, LIST_CAP) if not is_pin_namespace(m.run_id)]
+    found = await gather(*(functools.partial(service.list_one, ns, top_k) for ns in namespaces))
     return [memory for memories in found for memory in memories]
 
 
-async def list_scope(core: Core, namespaces: Sequence[str] | None, limit: int) -> ListResult:
-    memories = await _memories(core, namespaces, min(limit, LIST_CAP))
+async def list_scope(
+    service: MemoryService, namespaces: Sequence[str] | None, limit: int
+) -> ListResult:
+    memories = await _memories(service, namespaces, min(limit, LIST_CAP))
     notes = []
     if len(memories) > limit:
         notes.append(f"showing {limit} of {len(memories)}+; use memory_search to recall")
@@ -30,10 +39,12 @@ async def list_scope(core: Core, namespaces: Sequence[str] | None, limit: int) -
     )
 
 
-async def recent(core: Core, namespaces: Sequence[str] | None, limit: int) -> ListResult:
+async def recent(
+    service: MemoryService, namespaces: Sequence[str] | None, limit: int
+) -> ListResult:
     # mem0 lists in no particular order, so fetch what the server allows and sort here.
-    memories = await _memories(core, namespaces, LIST_CAP)
-    memories.sort(key=activity_time, reverse=True)
+    memories = await _memories(service, namespaces, LIST_CAP)
+    memories.sort(key=lambda m: m.active_at, reverse=True)
     return ListResult(
         namespaces=list(namespaces) if namespaces is not None else None,
         hits=[to_hit(m, score=None) for m in memories[:limit]],

@@ -11,6 +11,7 @@ import itertools
 import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -20,6 +21,8 @@ from mem0_common import CLIENT_KEEPALIVE_EXPIRY_SECONDS
 from mem0mcp.contract import MAX_ID_CHARS, max_items
 from mem0mcp.ranker.v1 import ranker_pb2
 
+#: mem0's REST server caps GET /memories at 1000 items.
+LIST_CAP = 1000
 #: The metadata key under which a memory names the memories it was stored close to.
 RELATED_KEY = "related_ids"
 #: As many as the ranker takes per candidate.
@@ -58,6 +61,22 @@ class Mem0Error(Exception):
         self.outcome_unknown = outcome_unknown
 
 
+def parse_time(value: str | None) -> datetime | None:
+    """A time as mem0 gives it (ISO 8601, naive meaning UTC); None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def newest_time(created_at: str | None, updated_at: str | None) -> datetime | None:
+    times = [t for t in (parse_time(created_at), parse_time(updated_at)) if t is not None]
+    return max(times) if times else None
+
+
 @dataclass(frozen=True)
 class Memory:
     """One memory as mem0 returns it (search hits carry a score, listings do not)."""
@@ -88,6 +107,12 @@ class Memory:
             return ()
         found = (v for v in value if isinstance(v, str) and 0 < len(v) <= MAX_ID_CHARS)
         return tuple(itertools.islice(found, MAX_RELATED))
+
+    @property
+    def active_at(self) -> float:
+        """Epoch seconds of the memory's newest update (0 when mem0 gave no time)."""
+        newest = newest_time(self.created_at, self.updated_at)
+        return newest.timestamp() if newest is not None else 0.0
 
     @property
     def similarity_to_query(self) -> float:

@@ -1,27 +1,33 @@
-"""memory_pin, memory_pins and memory_unpin: standing rules, stored verbatim, never searched."""
+"""memory_pin and memory_pins: standing rules, stored verbatim, never searched (memory_unpin
+removes one by id, in `_by_id`)."""
 
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
-from mem0_bridge._core import Core, activity_time, gather, to_pin
+from mem0_bridge._concurrency import gather
 from mem0_bridge._errors import BridgeError
 from mem0_bridge._inputs import check_text, same_text
 from mem0_bridge._mem0 import Memory
 from mem0_bridge._models import Pin, PinResult, PinsResult
+from mem0_bridge._render import to_pin
+
+if TYPE_CHECKING:
+    from mem0_bridge._service import MemoryService
 
 
-async def pin(core: Core, text: str, namespace: str) -> PinResult:
+async def pin(service: MemoryService, text: str, namespace: str) -> PinResult:
     """Pin `text` in the pin namespace `namespace`, unless the same text is pinned there."""
     text = check_text(text)
-    async with core.scope_locks.hold(core.rscope(namespace)):
-        existing = await core.list_one(namespace)
+    async with service.scope_locks.hold(service.rscope(namespace)):
+        existing = await service.list_one(namespace)
         same = next((m for m in existing if same_text(m.text, text)), None)
         if same is not None:
             return PinResult(action="already_pinned", pin=to_pin(same))
-        stored = await core.mem0.add(
+        stored = await service.mem0.add(
             text,
-            user_id=core.user_id,
+            user_id=service.user_id,
             run_id=namespace,
             infer=False,
             metadata={"source": "mem0-bridge", "pinned": True},
@@ -39,12 +45,15 @@ async def pin(core: Core, text: str, namespace: str) -> PinResult:
 
 
 async def pins(
-    core: Core, global_namespace: str | None, local_namespace: str | None, project: str | None
+    service: MemoryService,
+    global_namespace: str | None,
+    local_namespace: str | None,
+    project: str | None,
 ) -> PinsResult:
     """The pins of both namespaces (either may be None: not readable or not known)."""
 
     async def of(namespace: str | None) -> list[Memory]:
-        return [] if namespace is None else await core.list_one(namespace)
+        return [] if namespace is None else await service.list_one(namespace)
 
     global_pins, local_pins = await gather(
         functools.partial(of, global_namespace), functools.partial(of, local_namespace)
@@ -57,7 +66,7 @@ async def pins(
         )
     return PinsResult(
         project=project,
-        global_pins=[to_pin(m) for m in sorted(global_pins, key=activity_time)],
-        local_pins=[to_pin(m) for m in sorted(local_pins, key=activity_time)],
+        global_pins=[to_pin(m) for m in sorted(global_pins, key=lambda m: m.active_at)],
+        local_pins=[to_pin(m) for m in sorted(local_pins, key=lambda m: m.active_at)],
         notes=notes,
     )

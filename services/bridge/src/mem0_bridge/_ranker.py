@@ -59,19 +59,14 @@ class Stats:
     pending: int
 
 
+#: The name the ranker reports its service's health under (`GrpcPeer.probe`).
+_SERVICE = ranker_pb2.DESCRIPTOR.services_by_name["RankerService"].full_name
+
+
 class RankerClient:
     def __init__(self, address: str, timeout_seconds: float) -> None:
-        self.peer = GrpcPeer(
-            "ranker",
-            address,
-            timeout_seconds,
-            health_service=ranker_pb2.DESCRIPTOR.services_by_name["RankerService"].full_name,
-        )
-        self._stub = (
-            ranker_pb2_grpc.RankerServiceStub(self.peer.channel)
-            if self.peer.channel is not None
-            else None
-        )
+        stub = ranker_pb2_grpc.RankerServiceStub
+        self.peer = GrpcPeer("ranker", address, timeout_seconds, stub, health_service=_SERVICE)
 
     async def aclose(self) -> None:
         await self.peer.aclose()
@@ -79,10 +74,9 @@ class RankerClient:
     async def check_duplicate(self, scope: str, text: str) -> str | PeerFailure | None:
         """The memory identical text recorded within the window became, else None (also while
         adds of the scope await reconciling)."""
-        if self._stub is None:
-            return self.peer.off
         answer = await self.peer.call(
-            self._stub.CheckDuplicate, ranker_pb2.CheckDuplicateRequest(scope=scope, text=text)
+            lambda stub: stub.CheckDuplicate,
+            ranker_pb2.CheckDuplicateRequest(scope=scope, text=text),
         )
         if isinstance(answer, PeerFailure):
             return answer
@@ -97,21 +91,17 @@ class RankerClient:
     ) -> PeerFailure | None:
         """Record `text` as stored in `memory_id`; `replaces`: it is the memory's text now, so
         the records of its old text go in the same transaction."""
-        if self._stub is None:
-            return self.peer.off
-        answer = await self.peer.call(
-            self._stub.RecordStored,
+        return await self.peer.send(
+            lambda stub: stub.RecordStored,
             ranker_pb2.RecordStoredRequest(
                 scope=scope, text=text, memory_id=memory_id, replaces=replaces
             ),
         )
-        return answer if isinstance(answer, PeerFailure) else None
 
     async def reinforce(self, scope: str, memory_id: str) -> Reinforcement | PeerFailure:
-        if self._stub is None:
-            return self.peer.off
         answer = await self.peer.call(
-            self._stub.Reinforce, ranker_pb2.ReinforceRequest(memory_id=memory_id, scope=scope)
+            lambda stub: stub.Reinforce,
+            ranker_pb2.ReinforceRequest(memory_id=memory_id, scope=scope),
         )
         if isinstance(answer, PeerFailure):
             return answer
@@ -119,10 +109,8 @@ class RankerClient:
 
     async def fold(self, scope: str, into: str, others: Sequence[str]) -> int | PeerFailure:
         """Carry the mentions of `others` (removed copies) over to `into`; its count after."""
-        if self._stub is None:
-            return self.peer.off
         answer = await self.peer.call(
-            self._stub.Fold,
+            lambda stub: stub.Fold,
             ranker_pb2.FoldRequest(scope=scope, into_memory_id=into, from_memory_ids=others),
         )
         return answer if isinstance(answer, PeerFailure) else answer.mentions
@@ -130,8 +118,6 @@ class RankerClient:
     async def rerank(
         self, candidates: Sequence[RankCandidate], limit: int
     ) -> list[Ranked] | PeerFailure:
-        if self._stub is None:
-            return self.peer.off
         request = ranker_pb2.RerankRequest(
             candidates=[
                 ranker_pb2.Candidate(
@@ -147,7 +133,7 @@ class RankerClient:
             ],
             limit=limit,
         )
-        answer = await self.peer.call(self._stub.Rerank, request)
+        answer = await self.peer.call(lambda stub: stub.Rerank, request)
         if isinstance(answer, PeerFailure):
             return answer
         return [
@@ -164,32 +150,24 @@ class RankerClient:
     async def forget(
         self, memory_ids: Sequence[str] = (), *, everything: bool = False
     ) -> PeerFailure | None:
-        if self._stub is None:
-            return self.peer.off
         request = (
             ranker_pb2.ForgetRequest(everything=True)
             if everything
             else ranker_pb2.ForgetRequest(memories=ranker_pb2.MemoryIds(memory_ids=memory_ids))
         )
-        answer = await self.peer.call(self._stub.Forget, request)
-        return answer if isinstance(answer, PeerFailure) else None
+        return await self.peer.send(lambda stub: stub.Forget, request)
 
     async def mark_pending(self, scope: str, memory_id: str, reason: str) -> PeerFailure | None:
-        if self._stub is None:
-            return self.peer.off
-        answer = await self.peer.call(
-            self._stub.MarkPending,
+        return await self.peer.send(
+            lambda stub: stub.MarkPending,
             ranker_pb2.MarkPendingRequest(scope=scope, memory_id=memory_id, reason=reason[:500]),
         )
-        return answer if isinstance(answer, PeerFailure) else None
 
     async def claim_pending(
         self, limit: int, lease_seconds: float
     ) -> list[PendingMemory] | PeerFailure:
-        if self._stub is None:
-            return self.peer.off
         answer = await self.peer.call(
-            self._stub.ClaimPending,
+            lambda stub: stub.ClaimPending,
             ranker_pb2.ClaimPendingRequest(limit=limit, lease_seconds=lease_seconds),
         )
         if isinstance(answer, PeerFailure):
@@ -202,17 +180,13 @@ class RankerClient:
         ]
 
     async def resolve_pending(self, memory_ids: Sequence[str]) -> PeerFailure | None:
-        if self._stub is None:
-            return self.peer.off
-        answer = await self.peer.call(
-            self._stub.ResolvePending, ranker_pb2.ResolvePendingRequest(memory_ids=memory_ids)
+        return await self.peer.send(
+            lambda stub: stub.ResolvePending,
+            ranker_pb2.ResolvePendingRequest(memory_ids=memory_ids),
         )
-        return answer if isinstance(answer, PeerFailure) else None
 
     async def stats(self) -> Stats | PeerFailure:
-        if self._stub is None:
-            return self.peer.off
-        answer = await self.peer.call(self._stub.GetStats, ranker_pb2.GetStatsRequest())
+        answer = await self.peer.call(lambda stub: stub.GetStats, ranker_pb2.GetStatsRequest())
         if isinstance(answer, PeerFailure):
             return answer
         return Stats(answer.mention_rows, answer.dedupe_rows, answer.pending_rows)

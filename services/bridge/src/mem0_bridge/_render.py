@@ -1,7 +1,8 @@
-"""Compact text renderings: what an agent reads. Hits are one tab-separated line each.
+"""What an agent reads: memories as hits and pins, and each result as compact text.
 
-`id<TAB>score<TAB>age<TAB>text`, with the age of the newer of updated and created time, so
-staleness is visible at recall time without reading timestamps.
+Hits are one tab-separated line each, `id<TAB>score<TAB>age<TAB>text`, with the age of the
+newer of updated and created time, so staleness is visible at recall time without reading
+timestamps.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from mem0_bridge._mem0 import Memory, newest_time
 from mem0_bridge._models import (
     AddResult,
     ChangeResult,
@@ -21,21 +23,6 @@ from mem0_bridge._models import (
     ResetResult,
     SearchResult,
 )
-
-
-def parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
-def newest_time(created_at: str | None, updated_at: str | None) -> datetime | None:
-    times = [t for t in (parse_time(created_at), parse_time(updated_at)) if t is not None]
-    return max(times) if times else None
 
 
 def format_age(created_at: str | None, updated_at: str | None, now: datetime | None = None) -> str:
@@ -54,6 +41,29 @@ def format_age(created_at: str | None, updated_at: str | None, now: datetime | N
     if days < 365:
         return f"{int(days // 30)}mo"
     return f"{int(days // 365)}y"
+
+
+def to_hit(memory: Memory, *, score: float | None, mentions: int | None = None) -> Hit:
+    return Hit(
+        id=memory.id,
+        text=memory.text,
+        namespace=memory.run_id,
+        score=score,
+        similarity=memory.score,
+        mentions=mentions,
+        age=format_age(memory.created_at, memory.updated_at),
+        created_at=memory.created_at,
+        updated_at=memory.updated_at,
+    )
+
+
+def to_pin(memory: Memory) -> Pin:
+    return Pin(
+        id=memory.id,
+        text=memory.text,
+        namespace=memory.run_id or "",
+        created_at=memory.created_at,
+    )
 
 
 def _one_line(text: str) -> str:
@@ -116,10 +126,7 @@ def render_pins(result: PinsResult) -> str:
 
 
 def render_change(result: ChangeResult) -> str:
-    if result.action == "updated":
-        line = f"updated {result.memory_id}: {_one_line(result.text)}"
-    else:
-        line = f"{result.action} {result.memory_id}: {_one_line(result.text)}"
+    line = f"{result.action} {result.memory_id}: {_one_line(result.text)}"
     return _with_notes([line], result.notes)
 
 

@@ -64,7 +64,8 @@ def _repo_basename(remote_url: str) -> str | None:
 
 @functools.lru_cache(maxsize=256)
 def derive_project(directory: Path) -> str:
-    """The project name of `directory`, as the seed defines it (remote, top-level, directory)."""
+    """The project name of `directory`: its git remote's repository name, else its git
+    top-level's name, else its own name."""
     remotes = (_git(directory, "remote") or "").split()
     if remotes:
         remote = "origin" if "origin" in remotes else remotes[0]
@@ -122,11 +123,6 @@ def check_name(value: str, what: str) -> str:
 
 def is_pin_namespace(run_id: str | None) -> bool:
     return bool(run_id) and str(run_id).startswith(PIN_PREFIX)
-
-
-def ranker_scope(user_id: str, run_id: str) -> str:
-    """The scope string the ranker keys dedupe records by."""
-    return f"{user_id}/{run_id}"
 
 
 def write_namespace(scope: Scope, key: str | None, project: str | None) -> str:

@@ -13,20 +13,24 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import anyio
 
-from mem0_bridge._core import Core, both, to_hit
+from mem0_bridge._concurrency import both
 from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._inputs import check_text, same_text
-from mem0_bridge._mem0 import Mem0Error, Memory
+from mem0_bridge._mem0 import Mem0Error, Memory, newest_time
 from mem0_bridge._models import SearchResult
 from mem0_bridge._ranker import RankCandidate
-from mem0_bridge._render import newest_time
+from mem0_bridge._render import to_hit
 from mem0_bridge._scopes import is_pin_namespace
 from mem0_bridge._wording import same_values
 from mem0mcp import contract
 from mem0mcp.ranker.v1 import ranker_pb2
+
+if TYPE_CHECKING:
+    from mem0_bridge._service import MemoryService
 
 logger = logging.getLogger(__name__)
 
@@ -49,16 +53,16 @@ class _Rewritten:
 
 
 async def search(
-    core: Core, query: str, namespaces: Sequence[str] | None, limit: int
+    service: MemoryService, query: str, namespaces: Sequence[str] | None, limit: int
 ) -> SearchResult:
     """Search `namespaces` (None: all of the user's, pins excluded) for `query`."""
     query = check_text(query, "query")
-    top_k = min(limit * core.settings.search_overfetch, SEARCH_CAP)
+    top_k = min(limit * service.settings.search_overfetch, SEARCH_CAP)
     raw, rewritten = await both(
         functools.partial(
-            core.mem0.search, query, user_id=core.user_id, run_id=namespaces, top_k=top_k
+            service.mem0.search, query, user_id=service.user_id, run_id=namespaces, top_k=top_k
         ),
-        functools.partial(rewritten_search, core, query, namespaces, top_k),
+        functools.partial(rewritten_search, service, query, namespaces, top_k),
     )
     relative = on_one_scale(raw, rewritten.hits)
     merged = {memory.id: memory for memory, _ in relative.values()}
@@ -66,7 +70,7 @@ async def search(
     restated = restatements([m for m, _ in ordered])
     notes = list(rewritten.notes)
     ranked = (
-        await core.ranker.rerank(
+        await service.ranker.rerank(
             [
                 RankCandidate(
                     memory_id=m.id,
@@ -177,24 +181,24 @@ def on_one_scale(*found: Sequence[Memory]) -> dict[str, tuple[Memory, float]]:
 
 
 async def rewritten_search(
-    core: Core, query: str, namespaces: Sequence[str] | None, top_k: int
+    service: MemoryService, query: str, namespaces: Sequence[str] | None, top_k: int
 ) -> _Rewritten:
     """Search the statement that would answer a question, within the latency budget.
 
     Best effort: whatever goes wrong (judge down, slow, mem0 failing on this second search)
     leaves the raw query's results standing, with a note when worth telling.
     """
-    budget = core.settings.rewrite_budget_ms / 1000
+    budget = service.settings.rewrite_budget_ms / 1000
     started = anyio.current_time()
-    statement = await _statement(core, query, budget)
+    statement = await _statement(service, query, budget)
     if not isinstance(statement, str):
         return statement
     # The gRPC deadline bounded the rewrite; the rest of the budget bounds this search (an httpx
     # call cancels cleanly, a cancelled gRPC call may not).
     with anyio.move_on_after(budget - (anyio.current_time() - started)):
         try:
-            found = await core.mem0.search(
-                statement, user_id=core.user_id, run_id=namespaces, top_k=top_k
+            found = await service.mem0.search(
+                statement, user_id=service.user_id, run_id=namespaces, top_k=top_k
             )
         except Mem0Error as exc:
             logger.warning("search of the rewritten query failed: %s", exc)
@@ -203,14 +207,18 @@ async def rewritten_search(
     return _Rewritten(notes=[OVER_BUDGET])
 
 
-async def _statement(core: Core, query: str, budget: float) -> str | _Rewritten:
+async def _statement(service: MemoryService, query: str, budget: float) -> str | _Rewritten:
     """The statement worth searching besides `query`, or the (empty) outcome without one.
 
     A budget of 0 means no rewrite at all, not a call that is bound to miss its deadline.
     """
-    if not core.settings.query_rewrite or budget <= 0 or await core.judge.usable() is not None:
+    if (
+        not service.settings.query_rewrite
+        or budget <= 0
+        or await service.judge.usable() is not None
+    ):
         return _Rewritten()
-    answer = await core.judge.rewrite(query, deadline=budget)
+    answer = await service.judge.rewrite(query, deadline=budget)
     if isinstance(answer, PeerFailure):
         if answer.timed_out:
             return _Rewritten(notes=[OVER_BUDGET])

@@ -19,11 +19,10 @@ from typing import Literal
 
 import httpx
 
-from mem0_bridge._core import LIST_CAP
 from mem0_bridge._errors import BridgeError
 from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._judge import JudgeClient
-from mem0_bridge._mem0 import Mem0Client, Mem0Error
+from mem0_bridge._mem0 import LIST_CAP, Mem0Client, Mem0Error
 from mem0_bridge._ranker import RankerClient
 from mem0_bridge._service import MemoryService, Where
 from mem0_bridge._settings import BridgeSettings

@@ -1,5 +1,10 @@
 """The MCP server: one tool per memory operation, each returning text plus structured content.
 
+A tool is its signature, its docstring (the description) and one call of the memory service
+(`_tool` registers it). Its parameters are what the agent sends plus what the SDK's resolvers
+(`Resolve`) fill in: the service and who the call is for (`Where`, from the `project` and `key`
+arguments every scoped tool takes, the settings and the client's roots).
+
 `create_server` takes its dependencies (settings, an optional httpx transport for mem0, the
 directory a stdio server derives its project from) so tests build it in process. The lifespan
 owns the long-lived clients: the mem0 HTTP pool and the ranker and judge channels.
@@ -7,19 +12,24 @@ owns the long-lived clients: the mem0 HTTP pool and the ranker and judge channel
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 import anyio
 import httpx
 from mcp.server import MCPServer
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, ListRoots, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types import (
@@ -30,7 +40,7 @@ from mcp_types import (
     ToolAnnotations,
 )
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -54,7 +64,6 @@ from mem0_bridge._ranker import RankerClient
 from mem0_bridge._scopes import check_name, derive_project, project_from_roots
 from mem0_bridge._service import MemoryService, Where
 from mem0_bridge._settings import BridgeSettings
-from mem0_bridge._strict import make_strict
 from mem0_common import request_id_var
 
 logger = logging.getLogger(__name__)
@@ -111,40 +120,53 @@ WriteScope = Annotated[
     ),
 ]
 MemoryId = Annotated[str, Field(description="The memory's UUID, from a search or list hit.")]
+FactText = Annotated[str, Field(description="The fact, as one or a few plain sentences.")]
+ListLimit = Annotated[int, Field(ge=1, le=1000, description="Most memories to return.")]
+RecentLimit = Annotated[int, Field(ge=1, le=200, description="Most memories to return.")]
 
 
-def _result(model: BaseModel, text: str) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=model.model_dump(mode="json"),
-    )
+# ---- what the bridge fills in (resolvers: not in the input schema) --------------------------
 
 
-def _grant(ctx: Context) -> Grant:
+async def _state(ctx: Context) -> AppState:
+    return cast(AppState, ctx.request_context.lifespan_context)
+
+
+State = Annotated[AppState, Resolve(_state)]
+
+
+async def _service(state: State) -> MemoryService:
+    return state.service
+
+
+#: The memory service, for a tool (filled by the SDK, not an argument the agent sends).
+Service = Annotated[MemoryService, Resolve(_service)]
+
+
+def _grant_of(request: object) -> Grant:
     """What the caller's bearer token may use (left in the request by the auth middleware);
     everything over stdio, and over HTTP when no token is configured (loopback only)."""
-    request = ctx.request_context.request
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
     grant = state.get(GRANT_STATE_KEY)
     return grant if isinstance(grant, Grant) else EVERYTHING
 
 
+async def _grant(ctx: Context) -> Grant:
+    return _grant_of(ctx.request_context.request)
+
+
+#: The caller's grant, for a tool that takes no scope (memory_reset).
+Caller = Annotated[Grant, Resolve(_grant)]
+
+
 @contextmanager
-def _tool_call(ctx: Context, tool: str) -> Iterator[None]:
-    """Give the call a request id (sent on to the ranker and judge), log who made it (the
-    token's name, never the token) and turn failures into agent-facing errors."""
-    token = request_id_var.set(uuid.uuid4().hex[:16])
-    logger.info("%s called by token %s", tool, _grant(ctx).name)
+def _agent_errors() -> Iterator[None]:
+    """Turn the failures meant for the agent into tool errors that carry their text (the SDK
+    hides the text of any other exception)."""
     try:
         yield
     except (BridgeError, Mem0Error) as exc:
         raise ToolError(str(exc)) from exc
-    finally:
-        request_id_var.reset(token)
-
-
-def _state(ctx: Context) -> AppState:
-    return cast(AppState, ctx.request_context.lifespan_context)
 
 
 def _fixed_project(state: AppState) -> str | None:
@@ -152,7 +174,7 @@ def _fixed_project(state: AppState) -> str | None:
 
 
 async def _client_roots(
-    ctx: Context, project: str | None, key: str | None
+    ctx: Context, state: State, project: str | None, key: str | None
 ) -> ListRoots | ListRootsResult | None:
     """Ask the client for its roots only when nothing else names the project.
 
@@ -161,7 +183,6 @@ async def _client_roots(
     than failing the call with a traceback; the project is then unknown, and a call that needs
     one says how to name it. Otherwise the framework asks (the input-required flow).
     """
-    state = _state(ctx)
     if project or key or state.settings.scope_key or _fixed_project(state):
         return None
     capabilities = ctx.client_capabilities
@@ -183,287 +204,266 @@ async def _client_roots(
     return roots
 
 
-RootsArg = Annotated[ListRootsResult | None, Resolve(_client_roots)]
-
-
 async def _where(
-    ctx: Context, project: str | None, key: str | None, roots: ListRootsResult | None
+    state: State,
+    grant: Caller,
+    roots: Annotated[ListRootsResult | None, Resolve(_client_roots)],
+    project: str | None,
+    key: str | None,
 ) -> Where:
     """Scope key beats everything; then the project argument, MEM0_PROJECT, git/cwd, roots.
 
     A bridge started with MEM0_SCOPE_KEY is confined to it: a `key` argument naming another
     namespace is refused, never followed.
     """
-    state = _state(ctx)
-    grant = _grant(ctx)
-    fixed_key = state.settings.scope_key
-    if fixed_key is not None:
-        confined = check_name(fixed_key, "MEM0_SCOPE_KEY")
-        if key is not None and check_name(key, "key") != confined:
-            raise BridgeError(
-                f"this bridge is confined to the scope key {confined!r} (MEM0_SCOPE_KEY); "
-                f"key={quote(key)} is outside it. Drop the key argument."
+    with _agent_errors():
+        fixed_key = state.settings.scope_key
+        if fixed_key is not None:
+            confined = check_name(fixed_key, "MEM0_SCOPE_KEY")
+            if key is not None and check_name(key, "key") != confined:
+                raise BridgeError(
+                    f"this bridge is confined to the scope key {confined!r} (MEM0_SCOPE_KEY); "
+                    f"key={quote(key)} is outside it. Drop the key argument."
+                )
+            return Where(key=confined, project=None, grant=grant)
+        if key is not None:
+            return Where(key=check_name(key, "key"), project=None, grant=grant)
+        if project is not None:
+            return Where(key=None, project=check_name(project, "project"), grant=grant)
+        fixed = _fixed_project(state)
+        if fixed is not None:
+            return Where(key=None, project=check_name(fixed, "project"), grant=grant)
+        if roots is not None:
+            name = project_from_roots([str(root.uri) for root in roots.roots])
+            if name is not None:
+                return Where(key=None, project=check_name(name, "project"), grant=grant)
+        return Where(key=None, project=None, grant=grant)
+
+
+#: Who the call is for (from `project`, `key`, the settings and the client's roots).
+Scoped = Annotated[Where, Resolve(_where)]
+
+
+class _AsSent(FuncMetadata):
+    """`FuncMetadata` without the SDK's JSON pre-parsing of string arguments."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return dict(data)
+
+
+def _strict_tool(fn: Callable[..., Any], hints: ToolAnnotations) -> Tool:
+    """`fn` as a tool that takes its arguments as sent, its docstring on one line describing it.
+
+    The SDK's argument handling is lenient in ways that change what a call does: an unknown
+    argument is dropped (a typo like `scope_key` then writes to the project scope), a string is
+    JSON-decoded before validation (`key="null"` becomes no key) and a numeric string passes
+    for a number. The tool's argument model refuses all three instead, naming the argument.
+    """
+    tool = Tool.from_function(
+        fn, description=" ".join((fn.__doc__ or "").split()), annotations=hints
+    )
+    lenient = tool.fn_metadata.arg_model
+    strict: type[ArgModelBase] = type(
+        lenient.__name__,
+        (lenient,),
+        {
+            "model_config": ConfigDict(
+                **{**lenient.model_config, "extra": "forbid", "strict": True}
+            ),
+            "__module__": lenient.__module__,
+        },
+    )
+    metadata = tool.fn_metadata
+    as_sent = _AsSent(
+        arg_model=strict,
+        output_schema=metadata.output_schema,
+        output_model=metadata.output_model,
+        wrap_output=metadata.wrap_output,
+    )
+    return tool.model_copy(
+        update={"fn_metadata": as_sent, "parameters": strict.model_json_schema(by_alias=True)}
+    )
+
+
+_Result = TypeVar("_Result", bound=BaseModel)
+_TOOLS: list[Tool] = []
+
+
+#: The arguments `_where` reads by name, which every tool taking `where` takes after its own.
+_SCOPE_ARGUMENTS = (
+    inspect.Parameter(
+        "project", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ProjectArg
+    ),
+    inspect.Parameter("key", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=KeyArg),
+)
+
+
+def _tool(
+    hints: ToolAnnotations, render: Callable[[_Result], str]
+) -> Callable[[Callable[..., Awaitable[_Result]]], Callable[..., Awaitable[_Result]]]:
+    """Register a tool: its docstring is its description, its result is answered as structured
+    content plus `render`'s text, its arguments are taken as sent and its failures answered as
+    tool errors the agent can read. A tool that takes `where` also takes `project` and `key`
+    (`_SCOPE_ARGUMENTS`, declared once here): the SDK fills `where` from them, and the tool
+    itself never sees them."""
+
+    def register(fn: Callable[..., Awaitable[_Result]]) -> Callable[..., Awaitable[_Result]]:
+        own = inspect.signature(fn, eval_str=True)
+        parameters = [*own.parameters.values()]
+        if "where" in own.parameters:
+            parameters += _SCOPE_ARGUMENTS
+
+        @functools.wraps(fn)
+        async def call(**arguments: Any) -> CallToolResult:
+            with _agent_errors():
+                result = await fn(**{n: v for n, v in arguments.items() if n in own.parameters})
+            return CallToolResult(
+                content=[TextContent(type="text", text=render(result))],
+                structured_content=result.model_dump(mode="json"),
             )
-        return Where(key=confined, project=None, grant=grant)
-    if key is not None:
-        return Where(key=check_name(key, "key"), project=None, grant=grant)
-    if project is not None:
-        return Where(key=None, project=check_name(project, "project"), grant=grant)
-    fixed = _fixed_project(state)
-    if fixed is not None:
-        return Where(key=None, project=check_name(fixed, "project"), grant=grant)
-    if roots is not None:
-        uris = [str(root.uri) for root in roots.roots]
-        name = project_from_roots(uris)
-        if name is not None:
-            return Where(key=None, project=check_name(name, "project"), grant=grant)
-    return Where(key=None, project=None, grant=grant)
+
+        # What the SDK reads to build the tool: the signature and the evaluated annotations.
+        call.__signature__ = own.replace(parameters=parameters)  # type: ignore[attr-defined]
+        call.__annotations__ = {p.name: p.annotation for p in parameters}
+        call.__annotations__["return"] = Annotated[CallToolResult, own.return_annotation]
+        _TOOLS.append(_strict_tool(call, hints))
+        return fn
+
+    return register
 
 
-# ---- the tools (module-level; registered with their descriptions in `_TOOLS`) -----------------
+async def _tool_calls(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Give each call of a tool a request id (sent on to the ranker and judge, and on every log
+    line of the call) and log who made it (the token's name, never the token)."""
+    tool = (ctx.params or {}).get("name")
+    if ctx.method != "tools/call" or tool not in {t.name for t in _TOOLS}:
+        return await call_next(ctx)
+    token = request_id_var.set(uuid.uuid4().hex[:16])
+    logger.info("%s called by token %s", tool, _grant_of(ctx.request).name)
+    try:
+        return await call_next(ctx)
+    finally:
+        request_id_var.reset(token)
 
 
+_READ = ToolAnnotations(read_only_hint=True)
+_REMOVES = ToolAnnotations(destructive_hint=True, idempotent_hint=True)
+
+
+# ---- the tools -------------------------------------------------------------------------------
+
+
+@_tool(ToolAnnotations(destructive_hint=False, idempotent_hint=False), _render.render_add)
 async def memory_add(
-    ctx: Context,
-    roots: RootsArg,
-    *,
-    text: Annotated[str, Field(description="The fact, as one or a few plain sentences.")],
-    scope: WriteScope = "project",
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, AddResult]:
-    with _tool_call(ctx, "memory_add"):
-        state = _state(ctx)
-        where = await _where(ctx, project, key, roots)
-        result = await state.service.add(text, scope, where)
-        return _result(result, _render.render_add(result))
+    service: Service, where: Scoped, *, text: FactText, scope: WriteScope = "project"
+) -> AddResult:
+    """Store one durable, self-contained fact. Reconciles instead of piling up: an identical
+    recent add is reported as a duplicate, a restatement of a stored fact reinforces it, a
+    changed fact updates the old memory in place (same id). The answer says which happened
+    (added, duplicate, reinforced, updated) with the memory ids."""
+    return await service.add(text, scope, where)
 
 
+@_tool(_READ, _render.render_search)
 async def memory_search(
-    ctx: Context,
-    roots: RootsArg,
+    service: Service,
+    where: Scoped,
     *,
     query: Annotated[str, Field(description="What to recall: a question or keywords.")],
     scope: ReadScope = "project",
     limit: Annotated[int, Field(ge=1, le=50, description="Most hits to return.")] = 10,
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, SearchResult]:
-    with _tool_call(ctx, "memory_search"):
-        state = _state(ctx)
-        where = await _where(ctx, project, key, roots)
-        result = await state.service.search(query, scope, limit, where)
-        return _result(result, _render.render_search(result))
+) -> SearchResult:
+    """Semantic recall. Questions work (they are also searched as the statement that would
+    answer them). Results are reranked so reconfirmed and recent facts rank higher. One hit
+    per line: id<TAB>score<TAB>age<TAB>text. Pins never appear here."""
+    return await service.search(query, scope, limit, where)
 
 
+@_tool(_READ, _render.render_list)
 async def memory_list(
-    ctx: Context,
-    roots: RootsArg,
-    *,
-    scope: ReadScope = "project",
-    limit: Annotated[int, Field(ge=1, le=1000, description="Most memories to return.")] = 50,
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, ListResult]:
-    with _tool_call(ctx, "memory_list"):
-        state = _state(ctx)
-        where = await _where(ctx, project, key, roots)
-        result = await state.service.list_scope(scope, limit, where)
-        return _result(result, _render.render_list(result))
+    service: Service, where: Scoped, *, scope: ReadScope = "project", limit: ListLimit = 50
+) -> ListResult:
+    """List the memories of a scope (unordered; the server caps the page). For recall use
+    memory_search; for the latest entries use memory_recent. No pins."""
+    return await service.list_scope(scope, limit, where)
 
 
+@_tool(_READ, _render.render_list)
 async def memory_recent(
-    ctx: Context,
-    roots: RootsArg,
-    *,
-    scope: ReadScope = "project",
-    limit: Annotated[int, Field(ge=1, le=200, description="Most memories to return.")] = 10,
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, ListResult]:
-    with _tool_call(ctx, "memory_recent"):
-        state = _state(ctx)
-        where = await _where(ctx, project, key, roots)
-        result = await state.service.recent(scope, limit, where)
-        return _result(result, _render.render_list(result))
+    service: Service, where: Scoped, *, scope: ReadScope = "project", limit: RecentLimit = 10
+) -> ListResult:
+    """The most recently added or updated memories first, to recover recent context without
+    a query. One per line: id<TAB>-<TAB>age<TAB>text. No pins."""
+    return await service.recent(scope, limit, where)
 
 
+@_tool(ToolAnnotations(destructive_hint=False, idempotent_hint=True), _render.render_pin)
 async def memory_pin(
-    ctx: Context,
-    roots: RootsArg,
+    service: Service,
+    where: Scoped,
     *,
     text: Annotated[str, Field(description="The rule or fact, verbatim.")],
     scope: Annotated[
         Literal["local", "global"],
         Field(description='"local" (default): this project only; "global": everywhere.'),
     ] = "local",
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, PinResult]:
-    with _tool_call(ctx, "memory_pin"):
-        state = _state(ctx)
-        where = await _where(ctx, project, key, roots)
-        result = await state.service.pin(text, scope, where)
-        return _result(result, _render.render_pin(result))
+) -> PinResult:
+    """Pin a hard rule or always-needed fact (like an AGENTS.md line): stored verbatim,
+    deduped, never decayed, returned by memory_pins and never by search."""
+    return await service.pin(text, scope, where)
 
 
-async def memory_pins(
-    ctx: Context,
-    roots: RootsArg,
-    *,
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, PinsResult]:
-    with _tool_call(ctx, "memory_pins"):
-        state = _state(ctx)
-        where = await _where(ctx, project, key, roots)
-        result = await state.service.pins(where)
-        return _result(result, _render.render_pins(result))
+@_tool(_READ, _render.render_pins)
+async def memory_pins(service: Service, where: Scoped) -> PinsResult:
+    """All pins that apply now: global pins and this project's pins. Call it at the start of
+    every task and follow what it returns."""
+    return await service.pins(where)
 
 
-async def memory_unpin(
-    ctx: Context,
-    roots: RootsArg,
-    *,
-    memory_id: MemoryId,
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, ChangeResult]:
-    with _tool_call(ctx, "memory_unpin"):
-        state = _state(ctx)
-        where = await _where(ctx, project, key, roots)
-        result = await state.service.unpin(memory_id, where)
-        return _result(result, _render.render_change(result))
+@_tool(_REMOVES, _render.render_change)
+async def memory_unpin(service: Service, where: Scoped, *, memory_id: MemoryId) -> ChangeResult:
+    """Remove one pin by its id (from memory_pins). Refuses ids of ordinary memories."""
+    return await service.unpin(memory_id, where)
 
 
+@_tool(_REMOVES, _render.render_change)
 async def memory_update(
-    ctx: Context,
-    roots: RootsArg,
+    service: Service,
+    where: Scoped,
     *,
     memory_id: MemoryId,
     text: Annotated[str, Field(description="The memory's new full text.")],
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, ChangeResult]:
-    with _tool_call(ctx, "memory_update"):
-        state = _state(ctx)
-        where = await _where(ctx, project, key, roots)
-        result = await state.service.update(memory_id, text, where)
-        return _result(result, _render.render_change(result))
+) -> ChangeResult:
+    """Rewrite one memory by id, keeping its id and history (see memory_history). Reaches the
+    project's and global's memories (pass project= for another project's); not pins."""
+    return await service.update(memory_id, text, where)
 
 
-async def memory_delete(
-    ctx: Context,
-    roots: RootsArg,
-    *,
-    memory_id: MemoryId,
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, ChangeResult]:
-    with _tool_call(ctx, "memory_delete"):
-        state = _state(ctx)
-        where = await _where(ctx, project, key, roots)
-        result = await state.service.delete(memory_id, where)
-        return _result(result, _render.render_change(result))
+@_tool(_REMOVES, _render.render_change)
+async def memory_delete(service: Service, where: Scoped, *, memory_id: MemoryId) -> ChangeResult:
+    """Delete one memory by id (the project's or global's; pass project= for another
+    project's). Pins are removed with memory_unpin. There is no bulk delete."""
+    return await service.delete(memory_id, where)
 
 
-async def memory_history(
-    ctx: Context,
-    roots: RootsArg,
-    *,
-    memory_id: MemoryId,
-    project: ProjectArg = None,
-    key: KeyArg = None,
-) -> Annotated[CallToolResult, HistoryResult]:
-    with _tool_call(ctx, "memory_history"):
-        state = _state(ctx)
-        where = await _where(ctx, project, key, roots)
-        result = await state.service.history(memory_id, where)
-        return _result(result, _render.render_history(result))
+@_tool(_READ, _render.render_history)
+async def memory_history(service: Service, where: Scoped, *, memory_id: MemoryId) -> HistoryResult:
+    """How one memory changed over time (added, updated, deleted), oldest first."""
+    return await service.history(memory_id, where)
 
 
+@_tool(ToolAnnotations(destructive_hint=True), _render.render_reset)
 async def memory_reset(
-    ctx: Context,
+    service: Service,
+    grant: Caller,
     reset_token: Annotated[
         str | None, Field(description="The reset token the user gave you for this wipe.")
     ] = None,
-) -> Annotated[CallToolResult, ResetResult]:
-    with _tool_call(ctx, "memory_reset"):
-        result = await _state(ctx).service.reset(reset_token, _grant(ctx))
-        return _result(result, _render.render_reset(result))
-
-
-_READ = ToolAnnotations(read_only_hint=True)
-_TOOLS: list[tuple[Any, str, ToolAnnotations]] = [
-    (
-        memory_add,
-        "Store one durable, self-contained fact. Reconciles instead of piling up: an identical "
-        "recent add is reported as a duplicate, a restatement of a stored fact reinforces it, a "
-        "changed fact updates the old memory in place (same id). The answer says which happened "
-        "(added, duplicate, reinforced, updated) with the memory ids.",
-        ToolAnnotations(destructive_hint=False, idempotent_hint=False),
-    ),
-    (
-        memory_search,
-        "Semantic recall. Questions work (they are also searched as the statement that would "
-        "answer them). Results are reranked so reconfirmed and recent facts rank higher. One hit "
-        "per line: id<TAB>score<TAB>age<TAB>text. Pins never appear here.",
-        _READ,
-    ),
-    (
-        memory_list,
-        "List the memories of a scope (unordered; the server caps the page). For recall use "
-        "memory_search; for the latest entries use memory_recent. No pins.",
-        _READ,
-    ),
-    (
-        memory_recent,
-        "The most recently added or updated memories first, to recover recent context without "
-        "a query. One per line: id<TAB>-<TAB>age<TAB>text. No pins.",
-        _READ,
-    ),
-    (
-        memory_pin,
-        "Pin a hard rule or always-needed fact (like an AGENTS.md line): stored verbatim, "
-        "deduped, never decayed, returned by memory_pins and never by search.",
-        ToolAnnotations(destructive_hint=False, idempotent_hint=True),
-    ),
-    (
-        memory_pins,
-        "All pins that apply now: global pins and this project's pins. Call it at the start of "
-        "every task and follow what it returns.",
-        _READ,
-    ),
-    (
-        memory_unpin,
-        "Remove one pin by its id (from memory_pins). Refuses ids of ordinary memories.",
-        ToolAnnotations(destructive_hint=True, idempotent_hint=True),
-    ),
-    (
-        memory_update,
-        "Rewrite one memory by id, keeping its id and history (see memory_history). Reaches the "
-        "project's and global's memories (pass project= for another project's); not pins.",
-        ToolAnnotations(destructive_hint=True, idempotent_hint=True),
-    ),
-    (
-        memory_delete,
-        "Delete one memory by id (the project's or global's; pass project= for another "
-        "project's). Pins are removed with memory_unpin. There is no bulk delete.",
-        ToolAnnotations(destructive_hint=True, idempotent_hint=True),
-    ),
-    (
-        memory_history,
-        "How one memory changed over time (added, updated, deleted), oldest first.",
-        _READ,
-    ),
-    (
-        memory_reset,
-        "Irreversibly wipe the WHOLE memory store (every project, global, pins). Needs the reset "
-        "token, which only the human user holds: never guess it; without it this tool sends "
-        "nothing and tells you to ask.",
-        ToolAnnotations(destructive_hint=True),
-    ),
-]
+) -> ResetResult:
+    """Irreversibly wipe the WHOLE memory store (every project, global, pins). Needs the reset
+    token, which only the human user holds: never guess it; without it this tool sends
+    nothing and tells you to ask."""
+    return await service.reset(reset_token, grant)
 
 
 async def _readiness(service: MemoryService) -> dict[str, str]:
@@ -578,14 +578,10 @@ def create_server(
         version="0.1.0",
         lifespan=lifespan,
         log_level=settings.log_level.upper(),  # type: ignore[arg-type]
+        tools=list(_TOOLS),
+        middleware=[_tool_calls],
         request_state_security=settings.request_state_security(),
     )
-    for fn, description, hints in _TOOLS:
-        server.add_tool(fn, description=description, annotations=hints)
-        tool = server._tool_manager.get_tool(fn.__name__)
-        if tool is None:
-            raise RuntimeError(f"{fn.__name__} was not registered")
-        make_strict(tool)
     for path, endpoint in _probes(box):
         server.custom_route(path, methods=["GET"])(endpoint)
     return server

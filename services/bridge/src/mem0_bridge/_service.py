@@ -1,11 +1,14 @@
-"""The memory operations behind the tools, independent of MCP: one small facade over the
-operation modules, which turns who is calling (`Where`) into the namespaces each may touch.
+"""The memory service: the clients every operation works with, and the operations behind the
+tools, independent of MCP.
 
-Adds reconcile instead of piling up (`_adding`), searches over-fetch and rerank
-(`_searching`), lists and pins read what the scope allows (`_listing`, `_pins`), by-id calls are
-confined to the caller's namespaces (`_by_id`), and the `Reconciler` settles in the background
-what was stored while the judge could not answer. The ranker and judge are helpers: when they
-fail, the operation still completes and the result's notes say what was skipped.
+One `MemoryService` per bridge process holds the settings, the mem0, ranker and judge clients
+and the per-scope locks, and turns who is calling (`Where`) into the namespaces an operation
+may touch. The operation modules receive it: adds reconcile instead of piling up (`_adding`),
+searches over-fetch and rerank (`_searching`), lists and pins read what the scope allows
+(`_listing`, `_pins`), by-id calls are confined to the caller's namespaces (`_by_id`), and the
+`Reconciler` (`_pending`) settles in the background what was stored while the judge could not
+answer. The ranker and judge are helpers: when they fail, the operation still completes and the
+result's notes say what was skipped.
 """
 
 from __future__ import annotations
@@ -13,27 +16,17 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass
 
-from mem0_bridge import _adding, _by_id, _listing, _pins, _searching
+from mem0_bridge import _adding, _by_id, _listing, _models, _pins, _searching
 from mem0_bridge._access import EVERYTHING, Grant
 from mem0_bridge._by_id import Readable
-from mem0_bridge._core import Core
+from mem0_bridge._concurrency import KeyedLocks
 from mem0_bridge._errors import BridgeError
 from mem0_bridge._grpc import skipped
 from mem0_bridge._inputs import check_reset_token
 from mem0_bridge._judge import JudgeClient
-from mem0_bridge._mem0 import Mem0Client, Mem0Error
-from mem0_bridge._models import (
-    AddResult,
-    ChangeResult,
-    HistoryResult,
-    ListResult,
-    PinResult,
-    PinsResult,
-    ResetResult,
-    SearchResult,
-)
+from mem0_bridge._mem0 import LIST_CAP, Mem0Client, Mem0Error, Memory
+from mem0_bridge._pending import Reconciler
 from mem0_bridge._ranker import RankerClient
-from mem0_bridge._reconciler import Reconciler
 from mem0_bridge._scopes import (
     GLOBAL,
     PIN_PREFIX,
@@ -94,52 +87,52 @@ class MemoryService:
         ranker: RankerClient,
         judge: JudgeClient,
     ) -> None:
-        self.core = Core(settings, mem0, ranker, judge)
-        self.reconciler = Reconciler(self.core)
-
-    @property
-    def settings(self) -> BridgeSettings:
-        return self.core.settings
-
-    @property
-    def mem0(self) -> Mem0Client:
-        return self.core.mem0
-
-    @property
-    def ranker(self) -> RankerClient:
-        return self.core.ranker
-
-    @property
-    def judge(self) -> JudgeClient:
-        return self.core.judge
+        self.settings = settings
+        self.mem0 = mem0
+        self.ranker = ranker
+        self.judge = judge
+        #: Held while a memory of a scope is being added, reconciled or rewritten, so that
+        #: writes in one scope see each other (a restatement racing an add is judged against
+        #: it); adds in different scopes run concurrently.
+        self.scope_locks = KeyedLocks()
+        self.reconciler = Reconciler(self)
 
     @property
     def user_id(self) -> str:
-        return self.core.user_id
+        return self.settings.default_user_id
 
-    async def add(self, text: str, scope: Scope, where: Where) -> AddResult:
+    def rscope(self, namespace: str) -> str:
+        """The scope the ranker keys a namespace's records by: this bridge's user's."""
+        return f"{self.user_id}/{namespace}"
+
+    async def list_one(self, namespace: str | None, top_k: int = LIST_CAP) -> list[Memory]:
+        return await self.mem0.list_memories(user_id=self.user_id, run_id=namespace, top_k=top_k)
+
+    async def add(self, text: str, scope: Scope, where: Where) -> _models.AddResult:
         namespace = write_namespace(scope, where.key, where.project)
         where.grant.check(namespace, write=True)
-        return await _adding.add(self.core, text, namespace)
+        return await _adding.add(self, text, namespace)
 
-    async def search(self, query: str, scope: Scope, limit: int, where: Where) -> SearchResult:
+    async def search(
+        self, query: str, scope: Scope, limit: int, where: Where
+    ) -> _models.SearchResult:
         namespaces = where.readable_namespaces(scope, merge_global=True)
-        return await _searching.search(self.core, query, namespaces, limit)
+        return await _searching.search(self, query, namespaces, limit)
 
-    async def list_scope(self, scope: Scope, limit: int, where: Where) -> ListResult:
+    async def list_scope(self, scope: Scope, limit: int, where: Where) -> _models.ListResult:
         namespaces = where.readable_namespaces(scope, merge_global=False)
-        return await _listing.list_scope(self.core, namespaces, limit)
+        return await _listing.list_scope(self, namespaces, limit)
 
-    async def recent(self, scope: Scope, limit: int, where: Where) -> ListResult:
+    async def recent(self, scope: Scope, limit: int, where: Where) -> _models.ListResult:
         namespaces = where.readable_namespaces(scope, merge_global=False)
-        return await _listing.recent(self.core, namespaces, limit)
+        return await _listing.recent(self, namespaces, limit)
 
-    async def pin(self, text: str, scope: PinScope, where: Where) -> PinResult:
+    async def pin(self, text: str, scope: PinScope, where: Where) -> _models.PinResult:
         namespace = pin_namespace(scope, where.key, where.project)
         where.grant.check(namespace, write=True)
-        return await _pins.pin(self.core, text, namespace)
+        return await _pins.pin(self, text, namespace)
 
-    async def pins(self, where: Where) -> PinsResult:
+    async def pins(self, where: Where) -> _models.PinsResult:
         local_name = where.key if where.key is not None else where.project
         local = None if local_name is None else pin_namespace("local", where.key, where.project)
         if local is not None:
@@ -148,22 +141,24 @@ class MemoryService:
         # are they for a token without read access to global.
         readable_global = where.key is None and where.grant.allows(PINS_GLOBAL, write=False)
         global_pins = PINS_GLOBAL if readable_global else None
-        return await _pins.pins(self.core, global_pins, local, local_name)
+        return await _pins.pins(self, global_pins, local, local_name)
 
-    async def unpin(self, memory_id: str, where: Where) -> ChangeResult:
-        return await _by_id.unpin(self.core, memory_id, where.readable(pins=True, writes=True))
+    async def unpin(self, memory_id: str, where: Where) -> _models.ChangeResult:
+        return await _by_id.unpin(self, memory_id, where.readable(pins=True, writes=True))
 
-    async def update(self, memory_id: str, text: str, where: Where) -> ChangeResult:
+    async def update(self, memory_id: str, text: str, where: Where) -> _models.ChangeResult:
         readable = where.readable(pins=True, writes=True)
-        return await _by_id.update(self.core, memory_id, text, readable)
+        return await _by_id.update(self, memory_id, text, readable)
 
-    async def delete(self, memory_id: str, where: Where) -> ChangeResult:
-        return await _by_id.delete(self.core, memory_id, where.readable(pins=True, writes=True))
+    async def delete(self, memory_id: str, where: Where) -> _models.ChangeResult:
+        return await _by_id.delete(self, memory_id, where.readable(pins=True, writes=True))
 
-    async def history(self, memory_id: str, where: Where) -> HistoryResult:
-        return await _by_id.history(self.core, memory_id, where.readable(pins=False, writes=False))
+    async def history(self, memory_id: str, where: Where) -> _models.HistoryResult:
+        return await _by_id.history(self, memory_id, where.readable(pins=False, writes=False))
 
-    async def reset(self, reset_token: str | None, grant: Grant = EVERYTHING) -> ResetResult:
+    async def reset(
+        self, reset_token: str | None, grant: Grant = EVERYTHING
+    ) -> _models.ResetResult:
         """Wipe everything, only for the reset token this bridge holds.
 
         The bridge checks the token itself (in constant time) before anything is sent: mem0's
@@ -193,6 +188,6 @@ class MemoryService:
                 ) from exc
             raise
         failure = await self.ranker.forget(everything=True)
-        return ResetResult(
+        return _models.ResetResult(
             reset=True, notes=skipped(failure, "its mention and dedupe records were not cleared")
         )

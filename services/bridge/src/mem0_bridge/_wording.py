@@ -1,7 +1,7 @@
 """How two statements of one fact compare in words: the same words apart from their values, and
 whether the newer one names a detail the older lacks.
 
-The verdict guard's second test (see `_reconcile`): embeddings rate "The API listens on port
+The verdict guard's second test (see `_folding`): embeddings rate "The API listens on port
 8080." and "9000 is the port the API listens on." as less alike than two different facts about
 one service, so a change restated in the same words would fall under any similarity floor that
 keeps look-alike facts apart. Two statements whose words agree once every value is set aside

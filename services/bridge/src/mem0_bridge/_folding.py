@@ -1,36 +1,23 @@
-"""Turning the judge's verdicts into one memory per fact, for an add and for a later reconcile.
+"""Reconciling a fact with the close memories of its scope, on add and in the background: the
+candidates, the judge's verdicts on them, and the verdicts folded into one memory per fact.
 
-Every candidate the judge names is folded, not only the first: a restatement keeps the closest
-SAME memory and removes the other copies (SAME and SUPERSEDES alike: an older value of a fact
-that is restated is stale); a change rewrites the closest SUPERSEDES memory in place (same id,
-history kept) and removes the other old values. Removed memories are deleted through mem0 (so
-their history records the deletion) and their mentions are carried over to the survivor.
+Every candidate the judge names is folded: a restatement keeps the closest SAME memory and
+removes the other copies (SAME and SUPERSEDES alike: an older value of a restated fact is
+stale); a change rewrites the closest SUPERSEDES memory in place (same id, history kept) and
+removes the other old values. Removed memories are deleted through mem0 (their history records
+it) and their mentions are carried over to the survivor.
 
-A verdict is only acted on where the pair is plausibly one fact: a judge is wrong often (a
-small local model about half the time), and a wrong SAME or SUPERSEDES destroys a fact, while a
-wrong UNRELATED only leaves a duplicate that ranking copes with. A pair is plausibly one fact
-when its semantic similarity (mem0's cosine part of the score, asked for with `explain`: the
-blended score moves with keyword hits) reaches `MEM0_VERDICT_SIMILARITY_FLOOR`, or when the two
-statements use the same words apart from their values (`_wording`: a change said in the same
-words, which embedders rate lower than look-alike facts). SAME and SUPERSEDES on any other
-candidate are not acted on, on the add path and in the background reconciler alike: the new
-statement is stored as its own memory.
+A verdict is acted on only where the pair is plausibly one fact, since a wrong SAME or
+SUPERSEDES destroys a fact while a wrong UNRELATED only leaves a duplicate that ranking copes
+with: their semantic similarity (mem0's cosine part of the score) reaches
+`MEM0_VERDICT_SIMILARITY_FLOOR`, or they use the same words apart from their values
+(`_wording`). A SAME kept apart counts as a mention of the memory it echoes (`Decision.echoed`)
+while the pair is still close (`MEM0_ECHO_SIMILARITY_FLOOR`) and the new statement names no
+value or name the memory lacks (else it may be a change taken for a restatement).
 
-A SAME the guard kept apart may still say something: the fact was perhaps said again. It
-counts as a mention of the closest such memory (`Decision.echoed`) when the pair is still close
-(`MEM0_ECHO_SIMILARITY_FLOOR`: further apart, a weak judge's SAME was mostly another subject's
-fact with the same attribute and value, "The docs site listens on port 8443" / "The plugin index
-listens on port 8443") and the new statement names no value or name the memory lacks (then it
-may well be a change the judge took for a restatement, and counting it would lift the stale
-value). A mention lifts a memory only among candidates that match a query about equally well
-(the ranker's band), so a wrong one costs little and destroys nothing, while a reverted value or
-a reconfirmed fact said in other words is ranked by how often and how lately it was said.
-
-A change rewrites the memory to the new statement. A restatement keeps the stored words (they
-matched the queries so far, and one memory cannot hold every paraphrase) unless the new
-statement names a value or name the stored one lacks (`_wording.adds_details`): then the memory
-takes the new words, so a change the judge took for SAME ("tracked in Jira" / "tracked in
-Linear") drops nothing. mem0's history keeps every earlier text.
+A change rewrites the memory to the new statement; a restatement keeps the stored words unless
+the new statement names a value or name they lack (`_wording.adds_details`), so nothing said is
+dropped. mem0's history keeps every earlier text.
 """
 
 from __future__ import annotations
@@ -38,17 +25,42 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from mem0_bridge._core import Core
 from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import same_text
 from mem0_bridge._judge import Verdict
 from mem0_bridge._mem0 import Mem0Error, Memory
 from mem0_bridge._settings import BridgeSettings
 from mem0_bridge._wording import adds_details, differs_only_in_values
+from mem0mcp.contract import MAX_COMPARE_CANDIDATES
+
+if TYPE_CHECKING:
+    from mem0_bridge._service import MemoryService
 
 logger = logging.getLogger(__name__)
+
+
+async def candidates(service: MemoryService, text: str, namespace: str) -> list[Memory]:
+    """The memories of `namespace` close enough to `text` to be shown to the judge."""
+    found = await service.mem0.search(
+        text,
+        user_id=service.user_id,
+        run_id=namespace,
+        top_k=min(service.settings.judge_max_candidates, MAX_COMPARE_CANDIDATES),
+    )
+    floor = service.settings.reinforcement_prefilter_threshold
+    return [c for c in found if (c.score or 0.0) >= floor]
+
+
+async def verdicts_on(
+    service: MemoryService, text: str, close: list[Memory]
+) -> dict[str, Verdict] | PeerFailure:
+    """The judge's verdicts on `close`, or why there are none (off, no LLM, down, a bug)."""
+    unusable = await service.judge.usable()
+    if unusable is not None:
+        return unusable
+    return await service.judge.compare(text, [(c.id, c.text) for c in close])
 
 
 @dataclass(frozen=True)
@@ -111,7 +123,7 @@ class Folded:
     notes: list[str] = field(default_factory=list)
 
 
-async def apply(core: Core, decision: Decision, text: str, namespace: str) -> Folded:
+async def apply(service: MemoryService, decision: Decision, text: str, namespace: str) -> Folded:
     """Carry out a same/supersedes decision for the fact `text` in `namespace`.
 
     The caller holds the namespace's scope lock. A mem0 failure while rewriting the survivor
@@ -121,17 +133,17 @@ async def apply(core: Core, decision: Decision, text: str, namespace: str) -> Fo
     survivor = decision.survivor
     if survivor is None or decision.kind is None:
         raise ValueError("apply() needs a same or supersedes decision")
-    rscope = core.rscope(namespace)
+    rscope = service.rscope(namespace)
     folded = Folded(survivor)
     takes_new_text = decision.kind == "supersedes" or adds_details(text, survivor.text)
     if takes_new_text and not same_text(survivor.text, text):
-        await core.mem0.update(survivor.id, text)
+        await service.mem0.update(survivor.id, text)
         folded.rewritten = True
-        failure = await core.ranker.record_stored(rscope, text, survivor.id, replaces=True)
+        failure = await service.ranker.record_stored(rscope, text, survivor.id, replaces=True)
         folded.notes += skipped(failure, "the new text was not recorded for dedupe")
     for copy in decision.removed:
         try:
-            await core.mem0.delete(copy.id)
+            await service.mem0.delete(copy.id)
         except Mem0Error as exc:
             if exc.status != 404:  # 404: already gone, which is what removing wanted
                 logger.warning("could not remove copy %s of %s: %s", copy.id, survivor.id, exc)
@@ -139,12 +151,12 @@ async def apply(core: Core, decision: Decision, text: str, namespace: str) -> Fo
                 continue
         folded.removed.append(copy.id)
     if folded.removed:
-        carried = await core.ranker.fold(rscope, survivor.id, folded.removed)
+        carried = await service.ranker.fold(rscope, survivor.id, folded.removed)
         folded.notes += skipped(carried, "mentions of the removed copies were lost")
         if not isinstance(carried, PeerFailure):
             folded.mentions = carried
     if decision.kind == "same":
-        reinforced = await core.ranker.reinforce(rscope, survivor.id)
+        reinforced = await service.ranker.reinforce(rscope, survivor.id)
         folded.notes += skipped(reinforced, "the mention was not counted")
         if not isinstance(reinforced, PeerFailure):
             folded.mentions = reinforced.mentions
@@ -161,13 +173,13 @@ class Echo(NamedTuple):
     notes: list[str]
 
 
-async def count_echo(core: Core, decision: Decision, namespace: str) -> Echo:
+async def count_echo(service: MemoryService, decision: Decision, namespace: str) -> Echo:
     """Count a kept-apart restatement as a mention of the memory it echoes. The echoed memory
     is left as it is: only its mentions and freshness change."""
     echoed = decision.echoed
     if echoed is None:
         return Echo(None, [])
-    reinforced = await core.ranker.reinforce(core.rscope(namespace), echoed.id)
+    reinforced = await service.ranker.reinforce(service.rscope(namespace), echoed.id)
     if isinstance(reinforced, PeerFailure):
         return Echo(None, skipped(reinforced, "the mention of the restated memory was not counted"))
     counted = (

@@ -14,17 +14,18 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 
-from mem0_bridge._adding import candidates, verdicts_on
-from mem0_bridge._core import Core
+from mem0_bridge._folding import Decision, apply, candidates, count_echo, decide, verdicts_on
 from mem0_bridge._grpc import PeerFailure
-from mem0_bridge._mem0 import Memory
+from mem0_bridge._mem0 import Memory, parse_time
 from mem0_bridge._metrics import RECONCILED
 from mem0_bridge._ranker import PendingMemory
-from mem0_bridge._reconcile import Decision, apply, count_echo, decide
-from mem0_bridge._render import newest_time
+
+if TYPE_CHECKING:
+    from mem0_bridge._service import MemoryService
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +46,8 @@ class ReconcilerStats:
 
 
 class Reconciler:
-    def __init__(self, core: Core) -> None:
-        self._core = core
+    def __init__(self, service: MemoryService) -> None:
+        self._service = service
         self.stats = ReconcilerStats()
 
     async def run(self) -> None:
@@ -63,10 +64,10 @@ class Reconciler:
 
     async def run_once(self) -> int:
         """One round: lease a batch and reconcile it; the number of memories settled."""
-        core = self._core
-        if await core.judge.usable() is not None:
+        service = self._service
+        if await service.judge.usable() is not None:
             return 0
-        claimed = await core.ranker.claim_pending(BATCH, LEASE_SECONDS)
+        claimed = await service.ranker.claim_pending(BATCH, LEASE_SECONDS)
         if isinstance(claimed, PeerFailure):
             return 0
         settled = 0
@@ -74,7 +75,7 @@ class Reconciler:
             outcome = await self._reconcile(pending)
             if outcome is None:  # no verdict now: hand the rest back, to be tried again
                 for unsettled in claimed[index:]:
-                    await core.ranker.mark_pending(
+                    await service.ranker.mark_pending(
                         unsettled.scope, unsettled.memory_id, unsettled.reason
                     )
                 break
@@ -85,42 +86,42 @@ class Reconciler:
 
     async def _reconcile(self, pending: PendingMemory) -> str | None:
         """Settle one pending memory; its outcome, or None when the judge could not answer."""
-        core = self._core
-        async with core.scope_locks.hold(pending.scope):
-            memory = await core.mem0.get(pending.memory_id)
+        service = self._service
+        async with service.scope_locks.hold(pending.scope):
+            memory = await service.mem0.get(pending.memory_id)
             if memory is None or memory.run_id is None:
-                await core.ranker.resolve_pending([pending.memory_id])
+                await service.ranker.resolve_pending([pending.memory_id])
                 return "gone"
             outcome = await self._judged(memory, memory.run_id)
             if outcome is not None:
-                await core.ranker.resolve_pending([pending.memory_id])
+                await service.ranker.resolve_pending([pending.memory_id])
             return outcome
 
     async def _judged(self, memory: Memory, namespace: str) -> str | None:
-        core = self._core
+        service = self._service
         older = [
             c
-            for c in await candidates(core, memory.text, namespace)
+            for c in await candidates(service, memory.text, namespace)
             if c.id != memory.id and _stored_before(c, memory)
         ]
         if not older:
             return "new"
-        verdicts = await verdicts_on(core, memory.text, older)
+        verdicts = await verdicts_on(service, memory.text, older)
         if isinstance(verdicts, PeerFailure):
             return None
-        decision = decide(memory.text, older, verdicts, core.settings)
+        decision = decide(memory.text, older, verdicts, service.settings)
         if decision.kind is None or decision.survivor is None:
-            await count_echo(core, decision, namespace)
+            await count_echo(service, decision, namespace)
             return "new"
         # The pending memory goes too: the older memory keeps the fact (and its id and history).
         whole = Decision(decision.kind, decision.survivor, (*decision.removed, memory))
-        await apply(core, whole, memory.text, namespace)
+        await apply(service, whole, memory.text, namespace)
         return "restated" if decision.kind == "same" else "changed"
 
 
 def _stored_before(candidate: Memory, memory: Memory) -> bool:
     """Was `candidate` created before `memory`? A pending memory is judged only against those,
     as its add would have been; ties (and missing times) count as before."""
-    mine = newest_time(memory.created_at, None)
-    theirs = newest_time(candidate.created_at, None)
+    mine = parse_time(memory.created_at)
+    theirs = parse_time(candidate.created_at)
     return mine is None or theirs is None or theirs <= mine

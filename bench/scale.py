@@ -258,6 +258,10 @@ def _figures(
         "p50_ms": round(percentile(latencies, 50) * 1000, 1),
         "p95_ms": round(percentile(latencies, 95) * 1000, 1),
         "latency_seconds": latencies,
+        "latency_by_tool_ms": {
+            tool: [round(summary["p50_ms"]), round(summary["p95_ms"])]
+            for tool, summary in entry["latency"].items()
+        },
         "served_by_replica": served_by,
         "call_time_share": {
             **{name: round(seconds / call_seconds, 3) for name, seconds in served.items()},

@@ -66,6 +66,13 @@ def error_cause(message: str) -> str:
     return "other"
 
 
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception an exception group holds (however deep), else `exc` itself."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 class ReadWriteLock:
     """Many readers or one writer; a waiting writer holds off new readers (no starvation)."""
 
@@ -439,8 +446,11 @@ class Workload:
                         await self._change(client, rng, back=op == "change_back")
                     else:
                         await self._search(client, rng)
-        except Exception as exc:  # a client that cannot connect is counted
-            self.recorder.error("session", f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # a client that cannot connect, or whose session dies
+            leaf = _leaf(exc)
+            self.recorder.error(
+                "session", f"{self.mode(index)} client: {type(leaf).__name__}: {leaf}"
+            )
         finally:
             if not arrived:
                 gate.arrived()

@@ -62,6 +62,9 @@ class StoredMemory:
     id: str
     namespace: str
     text: str
+    #: False for a memory the bridge marked superseded or folded (kept, no longer the fact's
+    #: current value).
+    current: bool = True
 
 
 class Attribution:
@@ -89,29 +92,42 @@ def text_key(text: str) -> str:
 def store_metrics(
     dataset: Dataset, memories: Iterable[StoredMemory], attribution: Attribution
 ) -> dict[str, object]:
-    """`memories_per_fact`, `stale_values`, `facts_lost`, and the details behind them."""
+    """`memories_per_fact`, `stale_values`, `facts_lost`, and the details behind them.
+
+    Per fact, its current memories count (a superseded or folded memory is kept on purpose, as
+    the record of an older value); a fact is stale when a current memory holds an older value,
+    and lost when no memory at all, current or not, holds its current value.
+    """
     held: dict[str, list[str]] = defaultdict(list)
+    held_now: dict[str, list[str]] = defaultdict(list)
     unattributed = 0
     total = 0
+    kept = 0
     for memory in memories:
         total += 1
         owner = attribution.owner(memory)
         if owner is None:
-            unattributed += 1
+            unattributed += memory.current
         else:
             held[owner[0]].append(owner[1])
+            if memory.current:
+                held_now[owner[0]].append(owner[1])
+        kept += not memory.current
     with_history = [f for f in dataset.facts if len(f.values) > 1]
-    stale = sorted(f.id for f in with_history if any(v != f.current for v in held.get(f.id, [])))
+    stale = sorted(
+        f.id for f in with_history if any(v != f.current for v in held_now.get(f.id, []))
+    )
     lost = sorted(f.id for f in dataset.facts if f.current not in held.get(f.id, []))
     kind_of = {f.id: f.kind for f in dataset.facts}
     lost_by_kind: dict[str, int] = defaultdict(int)
     for fact_id in lost:
         lost_by_kind[kind_of[fact_id]] += 1
     return {
-        "memories_per_fact": (total - unattributed) / len(dataset.facts),
+        "memories_per_fact": sum(map(len, held_now.values())) / len(dataset.facts),
         "stale_values": len(stale),
         "facts_lost": len(lost),
         "memories": total,
+        "superseded_or_folded_memories": kept,
         "unattributed_memories": unattributed,
         "facts": len(dataset.facts),
         "facts_with_changed_values": len(with_history),

@@ -43,6 +43,7 @@ from bench._mcp import call_tool
 from bench.eval._dataset import GLOBAL, Dataset, Query
 from bench.eval._metrics import CUTOFF, Attribution, Owner, StoredMemory, first_relevant
 from bench.eval._progress import ProgressBar
+from mem0_bridge._lifetime import FOLDED_INTO, SUPERSEDED_BY
 from tests.fakes.judge_responder import judge_responder
 from tests.fakes.llm import FakeLLM, extraction_responder
 from tests.fakes.oracle_judge import oracle_judge_responder
@@ -56,12 +57,6 @@ JUDGES = ("none", "fake", "oracle", "real")
 CONCURRENCY = 4
 #: The bridge's default over-fetch, used unless a sweep says otherwise.
 DEFAULT_OVERFETCH = 3
-#: Bridge settings a judge's replay runs with unless the environment sets them. The oracle is
-#: never wrong, so its verdicts need no guard: its row is what a judge that can be trusted
-#: allows (`make eval-floor` sweeps the floor for it with `--judge oracle`).
-JUDGE_DEFAULTS: Mapping[str, Mapping[str, str]] = {
-    "oracle": {"MEM0_VERDICT_SIMILARITY_FLOOR": "0"},
-}
 
 
 class ClockFile:
@@ -102,20 +97,15 @@ class Services:
             ranker_address=ranker_address or self.stack.ranker_address,
         )
         return {
-            **judge_defaults(judge, os.environ),
             **self.stack.env(settings),
             "MEM0_TRANSPORT": "http",
             "MEM0_HTTP_PORT": "0",
             "MEM0_QUERY_REWRITE": "1" if rewrite else "0",
             "MEM0_INFER": "0",
+            "MEM0_TEST_CLOCK_FILE": str(self.clock.path),
             "MEM0_SEARCH_OVERFETCH": str(overfetch),
             "MEM0_LOG_LEVEL": "WARNING",
         }
-
-
-def judge_defaults(judge: str, environ: Mapping[str, str]) -> dict[str, str]:
-    """`JUDGE_DEFAULTS` of `judge` that `environ` does not set (a sweep's setting wins)."""
-    return {k: v for k, v in JUDGE_DEFAULTS.get(judge, {}).items() if k not in environ}
 
 
 def real_judge_configured() -> bool:
@@ -238,7 +228,11 @@ def raw_searcher(http: httpx.AsyncClient, user_id: str) -> Searcher:
 
 
 def _stored(item: Mapping[str, Any]) -> StoredMemory:
-    return StoredMemory(str(item["id"]), str(item.get("run_id") or ""), str(item["memory"]))
+    metadata = item.get("metadata") or {}
+    current = not (metadata.get(SUPERSEDED_BY) or metadata.get(FOLDED_INTO))
+    return StoredMemory(
+        str(item["id"]), str(item.get("run_id") or ""), str(item["memory"]), current
+    )
 
 
 def mem0_client(services: Services) -> httpx.AsyncClient:

@@ -3,10 +3,15 @@
 The texts are built for the fake judge's rule (tests/fakes/judge_responder.py), so that what
 the *right* answer is never depends on luck:
 
-* a fact's content words are two made-up words no other fact uses plus its kind (`port`,
-  `version`, ...); every other word of every template is a stop word. Two wordings of one fact
-  therefore share all content words (overlap 1.0), and two different facts share at most the
-  kind (overlap 1/3 < 0.5);
+* a fact's content words are two made-up words no other fact uses, plus at most one shared
+  word: its kind (`port`, `version`, ...) in the plain `TEMPLATES`, the kind or one verb
+  (`moved`, `back`, `used`, `uses`) in the `NEW_TEMPLATES` agents use for a change, a change
+  back and a restatement; every other word is a stop word (`now`, `by`, `on`, ...). Two
+  wordings of one fact therefore share both made-up words (overlap >= 2/3), and two different
+  facts share at most that one word (overlap <= 1/3 < 0.5). A wording with both the kind and
+  a verb ("X moved to port N") would break this: two facts of one kind in that wording would
+  share two of four words, and the fake judge calls 0.5 related, so the verb wordings leave
+  the kind to the value's shape ("X moved to 9443");
 * the value is the only token with a digit.
 
 So the judge calls two wordings with the same value SAME (a restatement must reinforce), two
@@ -37,6 +42,37 @@ TEMPLATES: tuple[str, ...] = (
     "For the {a} {b}, the {kind} is {value}.",
     "As of now the {a} {b} has {kind} {value}.",
 )
+
+#: How agents word a change, a change back and a restatement when they do not repeat the
+#: original sentence: a verb (never together with the kind, see the module docstring) or stop
+#: words only, the value first, in the middle or last.
+CHANGE_TEMPLATES: tuple[str, ...] = (
+    "The {a} {b} moved to {value}.",
+    "{value} is now used by the {a} {b}.",
+    "From now on the {a} {b} has {kind} {value}.",
+)
+BACK_TEMPLATES: tuple[str, ...] = (
+    "The {a} {b} is back on {value}.",
+    "Back to {value} for the {a} {b}.",
+    "The {a} {b} has {kind} {value} now.",
+)
+RESTATE_TEMPLATES: tuple[str, ...] = (
+    "{value} is used by the {a} {b}.",
+    "The {a} {b} is on {kind} {value}.",
+    "The {a} {b} uses {value}.",
+)
+NEW_TEMPLATES: tuple[str, ...] = CHANGE_TEMPLATES + BACK_TEMPLATES + RESTATE_TEMPLATES
+#: Every wording a fact has: `Fact.text(wording, ...)` indexes this (plain ones first).
+WORDINGS: tuple[str, ...] = TEMPLATES + NEW_TEMPLATES
+#: The indices into WORDINGS of the new-style wordings for each workload operation.
+NEW_WORDINGS: dict[str, tuple[int, ...]] = {
+    op: tuple(WORDINGS.index(t) for t in templates)
+    for op, templates in (
+        ("change", CHANGE_TEMPLATES),
+        ("change_back", BACK_TEMPLATES),
+        ("restate", RESTATE_TEMPLATES),
+    )
+}
 
 _CONSONANTS = "bdfgklmnprtvz"
 _VOWELS = "aeiou"
@@ -75,7 +111,7 @@ class Fact:
 
     def text(self, wording: int, value: int) -> str:
         a, b = self.words
-        template = TEMPLATES[wording % len(TEMPLATES)]
+        template = WORDINGS[wording % len(WORDINGS)]
         sentence = template.format(a=a, b=b, kind=self.kind, value=self.values[value])
         return sentence[:1].upper() + sentence[1:]
 

@@ -3,6 +3,11 @@
 One stack serves every run (mem0-local and its embedder take long to start); each run gets a
 fresh bridge process, a fresh mem0 user (so fresh namespaces and ranker scopes) and a fact
 vocabulary no earlier run used (so no judge cache or dedupe record carries over).
+
+After the clients stop and the store settles (every service up again), each acknowledged fact
+is asked about once more through the bridge (`memory_search`, as an agent would), and the
+history of memory ids whose acknowledged value no stored memory holds any more is read from
+mem0 (`GET /memories/{id}/history`); `bench.load.checker` judges all of it.
 """
 
 from __future__ import annotations
@@ -22,18 +27,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 
+from bench._mcp import call_tool, http_bridge
 from bench._report import RESULTS_DIR, format_table, progress, summarize, write_result
-from bench.load.checker import CheckResult, FactSpec, Stored, check
-from bench.load.facts import Fact, fact_pool
+from bench.load.checker import CheckResult, FactSpec, Stored, check, history_wanted
+from bench.load.facts import NEW_TEMPLATES, Fact, fact_pool
 from bench.load.workload import (
+    CALL_TIMEOUT_SECONDS,
     COLLISION_CHANCE,
+    NEW_STYLE_SHARE,
     OP_WEIGHTS,
     PROTOCOLS,
+    SEARCH_LIMIT,
     Recorder,
     StartGate,
     Workload,
+    search_hits,
 )
 from mem0_bridge import BridgeSettings
 from tests.fakes.judge_responder import judge_responder
@@ -50,6 +61,11 @@ LIST_CAP = 1000
 FACTS_PER_CLIENT = 2
 MIN_FACTS = 64
 MAX_SHOWN_VIOLATIONS = 8
+#: MCP sessions asking about every fact after the run, and tries per fact.
+FINAL_SEARCH_CLIENTS = 4
+FINAL_SEARCH_TRIES = 2
+#: The metadata keys of a fact's lifetime (lifetime contract): a change to any is a change.
+LIFETIME_KEYS = ("superseded_by", "folded_into", "restates", "valid_until")
 
 
 class Services:
@@ -207,10 +223,74 @@ async def read_store(
         items = response.json().get("results", [])
         truncated |= len(items) >= LIST_CAP
         stored += [
-            Stored(str(m["id"]), str(m.get("run_id") or project), str(m.get("memory") or ""))
+            Stored(
+                str(m["id"]),
+                str(m.get("run_id") or project),
+                str(m.get("memory") or ""),
+                m.get("metadata") if isinstance(m.get("metadata"), dict) else {},
+            )
             for m in items
         ]
     return stored, truncated
+
+
+async def read_histories(
+    http: httpx.AsyncClient, memory_ids: Sequence[str]
+) -> dict[str, list[str]]:
+    """Per memory id, every text its mem0 history mentions (old and new text of each event);
+    an id mem0 knows nothing of has none."""
+    histories: dict[str, list[str]] = {}
+    for memory_id in sorted(memory_ids):
+        response = await http.get(f"/memories/{memory_id}/history")
+        if response.status_code == 404:
+            histories[memory_id] = []
+            continue
+        response.raise_for_status()
+        answer = response.json()
+        events = answer if isinstance(answer, list) else []
+        histories[memory_id] = [
+            str(event[key])
+            for event in events
+            if isinstance(event, dict)
+            for key in ("old_memory", "new_memory")
+            if event.get(key)
+        ]
+    return histories
+
+
+async def search_after_run(
+    url: str, facts: Sequence[Fact], token: str | None = None
+) -> tuple[dict[str, tuple[Stored, ...]], list[str]]:
+    """Ask the bridge about each fact (its question, in its project), as an agent would once
+    the run is over: per fact id the hits in rank order; and the errors of facts whose every
+    try failed (those are left out)."""
+    pending = list(reversed(facts))
+    found: dict[str, tuple[Stored, ...]] = {}
+    errors: list[str] = []
+
+    async def asker() -> None:
+        async with http_bridge(url, token) as client:
+            while pending:
+                fact = pending.pop()
+                for attempt in range(FINAL_SEARCH_TRIES):
+                    try:
+                        with anyio.fail_after(CALL_TIMEOUT_SECONDS):
+                            answer = await call_tool(
+                                client,
+                                "memory_search",
+                                query=fact.question(),
+                                project=fact.project,
+                                limit=SEARCH_LIMIT,
+                            )
+                    except Exception as exc:  # counted, and the fact left unsearched
+                        if attempt + 1 == FINAL_SEARCH_TRIES:
+                            errors.append(f"{fact.fact_id}: {type(exc).__name__}: {exc}"[:300])
+                        continue
+                    found[fact.fact_id] = search_hits(answer, fact.project)
+                    break
+
+    await asyncio.gather(*(asker() for _ in range(min(FINAL_SEARCH_CLIENTS, len(facts)))))
+    return found, errors
 
 
 async def settle(
@@ -241,8 +321,13 @@ async def settle(
     return Settled(stored, last_change - started, False, truncated, polls)
 
 
-def _fingerprint(stored: Sequence[Stored]) -> frozenset[tuple[str, str]]:
-    return frozenset((m.memory_id, m.text) for m in stored)
+def _fingerprint(stored: Sequence[Stored]) -> frozenset[tuple[str, ...]]:
+    """What settling waits on: texts, and the lifetime marks a background fold or a change
+    writes without touching the text."""
+    return frozenset(
+        (m.memory_id, m.text, *(str((m.metadata or {}).get(k)) for k in LIFETIME_KEYS))
+        for m in stored
+    )
 
 
 async def inject_fault(
@@ -325,7 +410,8 @@ async def run_load(
     on_window: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """N clients through `target` for the duration (with `fault` at options.fault_at), then
-    wait for the store to settle and check it: the run's entry (`passed` is the verdict).
+    wait for the store to settle, ask the bridge about every acknowledged fact, and check it
+    all: the run's entry (`passed` is the verdict).
 
     `index` shifts the fact vocabulary (no two runs of one process share words); `projects`
     must hold no memory of the user's yet (runs against one store and user take fresh ones).
@@ -380,7 +466,22 @@ async def run_load(
             limit=options.settle_max,
             projects=projects,
         )
-    verdict = check(_specs(facts), recorder.acks, recorder.unacked, settled.stored)
+        acked = {a.fact_id for a in recorder.acks}
+        progress(f"  [{label}] asking the bridge about {len(acked)} facts")
+        final_searches, final_errors = await search_after_run(
+            target.bridge_url, [f for f in facts if f.fact_id in acked], target.token
+        )
+        wanted = history_wanted(_specs(facts), recorder.acks, settled.stored)
+        histories = await read_histories(http, sorted(wanted))
+    verdict = check(
+        _specs(facts),
+        recorder.acks,
+        recorder.unacked,
+        settled.stored,
+        searches=recorder.searches,
+        final_searches=final_searches,
+        histories=histories,
+    )
     entry = _entry(
         scenario,
         clients,
@@ -393,6 +494,12 @@ async def run_load(
     )
     entry["connect_seconds"] = round(connect_seconds, 1)
     entry["protocols"] = dict(recorder.protocols)
+    entry["after_run"] = {
+        "searches": len(final_searches),
+        "search_errors": len(final_errors),
+        "search_error_samples": final_errors[:MAX_SHOWN_VIOLATIONS],
+        "histories_read": len(histories),
+    }
     # The machine is shared: its load says how much these latencies are worth.
     entry["load_average_after"] = [round(x, 1) for x in os.getloadavg()]
     progress(f"  [{label}] {_verdict_line(entry)}")
@@ -425,7 +532,6 @@ def _entry(
     settled: Settled,
     verdict: CheckResult,
 ) -> dict[str, Any]:
-    calls = sum(recorder.calls.values())
     return {
         "scenario": scenario,
         "clients": clients,
@@ -437,6 +543,12 @@ def _entry(
             "duplicated": _violations(verdict, recorder, "duplicate"),
             "lost": _violations(verdict, recorder, "lost"),
             "stale": _violations(verdict, recorder, "stale"),
+            "not_one_current": _violations(verdict, recorder, "not_one_current"),
+            "older_value_first": _violations(verdict, recorder, "older_first"),
+            "older_value_first_during_run": [
+                v.describe() for v in verdict.older_first_during_run[:MAX_SHOWN_VIOLATIONS]
+            ],
+            "unreadable": _violations(verdict, recorder, "unreadable"),
         },
         "fault": {"target": window.target, **{k: round(v, 1) for k, v in window.events.items()}}
         if scenario != "none"
@@ -451,7 +563,8 @@ def _entry(
         "actions": dict(sorted(recorder.actions.items())),
         "collisions": dict(recorder.collisions),
         "calls": dict(recorder.calls),
-        "calls_per_second": round(calls / elapsed, 1) if elapsed else 0.0,
+        **throughput(recorder, elapsed),
+        "wordings": dict(sorted(recorder.wordings.items())),
         "acks": len(recorder.acks),
         "unacked": len(recorder.unacked),
         "errors": dict(recorder.errors),
@@ -463,13 +576,43 @@ def _entry(
     }
 
 
+def _rate(count: int, seconds: float) -> float:
+    return round(count / seconds, 1) if seconds else 0.0
+
+
+def throughput(recorder: Recorder, elapsed: float) -> dict[str, Any]:
+    """`calls_per_second`: calls answered without error per second of the run;
+    `attempted_calls_per_second`: every call; `per_tool`: per tool its answered calls, errors,
+    answered calls per second and p50/p95 latency of the answered calls (ms)."""
+    answered = sum(len(times) for times in recorder.latencies.values())
+    per_tool: dict[str, dict[str, float | None]] = {}
+    for tool in sorted(set(recorder.calls) | set(recorder.latencies)):
+        times = recorder.latencies.get(tool, [])
+        summary = summarize(times) if times else None
+        per_tool[tool] = {
+            "calls": len(times),
+            "errors": recorder.errors.get(tool, 0),
+            "calls_per_second": _rate(len(times), elapsed),
+            "p50_ms": round(summary["p50_ms"], 1) if summary else None,
+            "p95_ms": round(summary["p95_ms"], 1) if summary else None,
+        }
+    return {
+        "calls_per_second": _rate(answered, elapsed),
+        "attempted_calls_per_second": _rate(sum(recorder.calls.values()), elapsed),
+        "per_tool": per_tool,
+    }
+
+
 def _verdict_line(entry: dict[str, Any]) -> str:
     c = entry["check"]
     return (
         f"{'PASS' if entry['passed'] else 'FAIL'}: {c['duplicate_memories']} duplicate memories "
         f"({c['duplicated_facts']} facts), {c['lost']} lost, {c['stale']} stale, "
-        f"{c['ambiguous']} ambiguous of {c['acked_facts']} facts; "
-        f"{sum(entry['errors'].values())} errors"
+        f"{c['older_value_first']} older value first "
+        f"({c['older_value_first_during_run']} of {c['searches_judged_during_run']} searches "
+        f"during the run), {c['not_one_current']} not one current, "
+        f"{c['unreadable']} unreadable, {c['ambiguous']} ambiguous of {c['acked_facts']} facts; "
+        f"{sum(entry['errors'].values())} errors, {entry['calls_per_second']} calls/s"
     )
 
 
@@ -483,6 +626,7 @@ def print_table(runs: Sequence[dict[str, Any]]) -> None:
         "fault",
         "clients",
         "calls",
+        "calls/s",
         "acks",
         "errors",
         "facts",
@@ -490,6 +634,10 @@ def print_table(runs: Sequence[dict[str, Any]]) -> None:
         "dup facts",
         "lost",
         "stale",
+        "old 1st",
+        "old 1st run",
+        "not 1 cur",
+        "unread",
         "ambig",
         "settle s",
         "add p50",
@@ -502,6 +650,7 @@ def print_table(runs: Sequence[dict[str, Any]]) -> None:
             r["scenario"],
             r["clients"],
             sum(r["calls"].values()),
+            r["calls_per_second"],
             r["acks"],
             sum(r["errors"].values()),
             r["check"]["acked_facts"],
@@ -509,6 +658,10 @@ def print_table(runs: Sequence[dict[str, Any]]) -> None:
             r["check"]["duplicated_facts"],
             r["check"]["lost"],
             r["check"]["stale"],
+            r["check"]["older_value_first"],
+            r["check"]["older_value_first_during_run"],
+            r["check"]["not_one_current"],
+            r["check"]["unreadable"],
             r["check"]["ambiguous"],
             r["settle"]["seconds"],
             _latency(r, "memory_add", "p50_ms"),
@@ -519,7 +672,13 @@ def print_table(runs: Sequence[dict[str, Any]]) -> None:
         for r in runs
     ]
     print(format_table(headers, rows))
-    print("(latencies in ms; dup mem = memories beyond one per fact)")
+    print(
+        "(latencies in ms; calls/s = successful calls per second; dup mem = current memories "
+        "beyond one per fact;\n old 1st = facts whose search after the run names an older "
+        "value first, old 1st run = such searches during it;\n not 1 cur = facts without "
+        "exactly one current memory; unread = facts with an acknowledged value no longer "
+        "readable)"
+    )
 
 
 def plot(runs: Sequence[dict[str, Any]], path: Path) -> None:
@@ -531,12 +690,17 @@ def plot(runs: Sequence[dict[str, Any]], path: Path) -> None:
     labels = [f"{r['scenario']}\nx{r['clients']}" for r in runs]
     xs = list(range(len(runs)))
     fig, (bad, slow, errs) = plt.subplots(3, 1, figsize=(max(8, 1.3 * len(runs) + 3), 11))
-    width = 0.27
-    for offset, key, color in (
-        (-width, "duplicate_memories", "tab:red"),
-        (0.0, "stale", "tab:orange"),
-        (width, "lost", "tab:purple"),
-    ):
+    gates = (
+        ("duplicate_memories", "tab:red"),
+        ("stale", "tab:orange"),
+        ("lost", "tab:purple"),
+        ("older_value_first", "tab:brown"),
+        ("not_one_current", "tab:pink"),
+        ("unreadable", "tab:gray"),
+    )
+    width = 0.8 / len(gates)
+    for i, (key, color) in enumerate(gates):
+        offset = (i - (len(gates) - 1) / 2) * width
         bars = bad.bar(
             [x + offset for x in xs],
             [r["check"][key] for r in runs],
@@ -743,6 +907,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "clients": "official MCP client over streamable HTTP, closed loop, no think time",
             "infer": False,
             "op_weights": OP_WEIGHTS,
+            "new_style_share": NEW_STYLE_SHARE,
+            "new_style_wordings": list(NEW_TEMPLATES),
             "collision_chance": COLLISION_CHANCE,
             "projects": list(PROJECTS),
             "fault_at_seconds": options.fault_at,
@@ -759,7 +925,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print_table(runs)
     print(
         f"\n{'PASS' if passed else 'FAIL'}: {sum(not r['passed'] for r in runs)} of "
-        f"{len(runs)} runs have duplicates, lost writes or stale facts"
+        f"{len(runs)} runs have duplicates, lost writes, stale facts, an older value answered "
+        "first, facts without one current memory or unreadable values"
     )
     progress(f"wrote {path} and {png} in {result['total_seconds']:.0f}s")
     return 0 if passed else 1

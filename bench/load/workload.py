@@ -1,14 +1,17 @@
 """The load clients: N official MCP clients over streamable HTTP, each in a closed loop.
 
 Each client repeatedly picks one of: add a new fact, restate a known fact in another wording,
-change a fact's value, change it back, search. Now and then two clients add two wordings of
-the same fact at the same moment (a collision, met at a barrier), the case a per-text lock
-cannot catch.
+change a fact's value, change it back, search. Changes, changes back and restatements use one
+of the new-style wordings agents use ("X moved to N", "X is back on N", "N is used by X";
+`bench.load.facts.NEW_WORDINGS`) a third of the time (`NEW_STYLE_SHARE`), else a plain one.
+Now and then two clients add two wordings of the same fact at the same moment (a collision,
+met at a barrier), the case a per-text lock cannot catch.
 
 Value changes of one fact are serialised (a per-fact read/write lock: changes write,
 restatements read), so the latest value of a fact is simply the value of its last
 acknowledgement; restatements of one value race each other freely, and a collision's two
-adds race each other by design. Every answer is recorded (`Recorder`) for the checker.
+adds race each other by design. Every answer is recorded (`Recorder`) for the checker,
+searches with their hits (`Searched`), so the checker can tell which value each answered first.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from mcp import Client
 from mcp_types import TextContent
 
 from bench._mcp import http_bridge
-from bench.load.checker import Ack, Unacked
-from bench.load.facts import TEMPLATES, Fact
+from bench.load.checker import Ack, Searched, Stored, Unacked
+from bench.load.facts import NEW_WORDINGS, TEMPLATES, Fact
 
 #: How a client picks its next operation (weights), when it is not in a collision.
 OP_WEIGHTS: dict[str, float] = {
@@ -38,6 +41,10 @@ OP_WEIGHTS: dict[str, float] = {
     "change_back": 0.1,
     "search": 0.2,
 }
+#: Share of changes, changes back and restatements worded the new way (`NEW_WORDINGS`).
+NEW_STYLE_SHARE = 1 / 3
+#: Hits a search asks for (the workload's and the check's after the run).
+SEARCH_LIMIT = 5
 #: Chance per loop that a client starts a collision.
 COLLISION_CHANCE = 0.05
 #: How long a collision's initiator waits for a partner before adding alone.
@@ -48,6 +55,24 @@ CALL_TIMEOUT_SECONDS = 120.0
 #: 2025-11-25 handshake, `mixed` has every other client pin it.
 PROTOCOLS = ("auto", "legacy", "mixed")
 MAX_ERROR_SAMPLES = 5
+
+
+def search_hits(answer: dict[str, Any], project: str) -> tuple[Stored, ...]:
+    """A memory_search answer's hits in rank order, as the checker reads them."""
+    return tuple(
+        Stored(str(h.get("id")), str(h.get("namespace") or project), str(h.get("text") or ""))
+        for h in answer.get("hits") or ()
+        if isinstance(h, dict)
+    )
+
+
+def choose_wording(rng: random.Random, op: str) -> int:
+    """The wording (index into `bench.load.facts.WORDINGS`) of an add of kind `op`: a
+    new-style one for `op` `NEW_STYLE_SHARE` of the time when `op` has any, else a plain one."""
+    new_style = NEW_WORDINGS.get(op)
+    if new_style and rng.random() < NEW_STYLE_SHARE:
+        return rng.choice(new_style)
+    return rng.randrange(len(TEMPLATES))
 
 
 def error_cause(message: str) -> str:
@@ -210,6 +235,10 @@ class Recorder:
     #: says a helper was unavailable)].
     timeline: dict[int, list[int]] = field(default_factory=dict)
     collisions: Counter[str] = field(default_factory=Counter)
+    #: Adds per operation and wording style: `change:new`, `restate:plain`, ...
+    wordings: Counter[str] = field(default_factory=Counter)
+    #: The workload's answered searches, with their hits.
+    searches: list[Searched] = field(default_factory=list)
     #: Sessions by the protocol revision their client negotiated.
     protocols: Counter[str] = field(default_factory=Counter)
 
@@ -315,6 +344,8 @@ class Workload:
         """memory_add of one wording and value; an answer is an acknowledgement."""
         fact = state.fact
         record = self.recorder
+        style = "plain" if wording < len(TEMPLATES) else "new"
+        record.wordings[f"{op}:{style}"] += 1
         sent = record.now()
         answer = await self._call(
             client, "memory_add", text=fact.text(wording, value), project=fact.project
@@ -347,13 +378,13 @@ class Workload:
         state = rng.choice(candidates)
         state.claimed = True
         async with state.lock.write():
-            if not await self._add(client, state, "new", rng.randrange(len(TEMPLATES)), 0):
+            if not await self._add(client, state, "new", choose_wording(rng, "new"), 0):
                 state.claimed = state.known  # try again later, as a new fact
 
     async def _restate(self, client: Client, rng: random.Random) -> None:
         state = rng.choice(self._known())
         async with state.lock.read():
-            await self._add(client, state, "restate", rng.randrange(len(TEMPLATES)), state.current)
+            await self._add(client, state, "restate", choose_wording(rng, "restate"), state.current)
 
     async def _change(self, client: Client, rng: random.Random, *, back: bool) -> None:
         state = rng.choice(self._known())
@@ -361,14 +392,23 @@ class Workload:
             previous = state.previous_value() if back else None
             target = previous if previous is not None else state.next_value()
             op = "change_back" if previous is not None else "change"
-            await self._add(client, state, op, rng.randrange(len(TEMPLATES)), target)
+            await self._add(client, state, op, choose_wording(rng, op), target)
 
     async def _search(self, client: Client, rng: random.Random) -> None:
         states = self._known() or self.states
         fact = rng.choice(states).fact
-        await self._call(
-            client, "memory_search", query=fact.question(), project=fact.project, limit=5
+        record = self.recorder
+        sent = record.now()
+        answer = await self._call(
+            client,
+            "memory_search",
+            query=fact.question(),
+            project=fact.project,
+            limit=SEARCH_LIMIT,
         )
+        if answer is not None:
+            hits = search_hits(answer, fact.project)
+            record.searches.append(Searched(fact.fact_id, sent, record.now(), hits))
 
     async def _start_collision(self, client: Client, rng: random.Random) -> None:
         """Offer a collision and add one wording the moment a partner adds the other."""

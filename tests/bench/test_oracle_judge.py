@@ -9,7 +9,7 @@ import pytest
 
 from bench.eval.__main__ import parser
 from bench.eval._dataset import load
-from bench.eval._replay import judge_defaults, labels
+from bench.eval._replay import labels
 from bench.eval.floors import judge_label
 from mem0_judge import compare_messages, rewrite_messages
 from tests.fakes.oracle_judge import oracle_judge_responder, oracle_rule
@@ -95,13 +95,6 @@ def test_on_the_shipped_dataset_it_tells_versions_of_a_fact_from_look_alikes() -
     )
     assert facts[one.id].attribute != facts[other.id].attribute
     assert rule(by_fact[one.id][0][0], by_fact[other.id][0][0])[0] == "UNRELATED"
-
-
-def test_the_oracles_replay_runs_without_the_verdict_guard_unless_told_a_floor() -> None:
-    floor = "MEM0_VERDICT_SIMILARITY_FLOOR"
-    assert judge_defaults("oracle", {}) == {floor: "0"}
-    assert judge_defaults("oracle", {floor: "0.7"}) == {}
-    assert judge_defaults("fake", {}) == {}
 
 
 def test_with_an_error_rate_it_is_wrong_on_that_share_of_pairs_the_same_way_each_run() -> None:

@@ -91,10 +91,12 @@ def llm(stack: Stack) -> Iterator[FakeLLM]:
 def settings(stack: Stack) -> BridgeSettings:
     """Settings of a bridge on the full stack, for a fresh user, in project `alpha`.
 
-    The verdict floor is off: these tests check what the bridge does with the judge's verdicts
-    on reworded pairs (cosine 0.60-0.86), which the default floor (0.92) deliberately stores
-    apart; `tests/bridge/test_core.py` covers the floor."""
-    return stack.settings(project="alpha", verdict_similarity_floor=0.0)
+    The verdict floors are off: these tests check what the bridge does with the judge's
+    verdicts on reworded pairs (cosine 0.60-0.86), which the default floors deliberately keep
+    apart in part; `tests/bridge/test_core.py` covers the floors."""
+    return stack.settings(
+        project="alpha", verdict_similarity_floor=0.0, supersede_similarity_floor=0.0
+    )
 
 
 @pytest.fixture

@@ -91,6 +91,7 @@ async def core(tmp_path: Path) -> AsyncIterator[Core]:
             # The fake mem0 scores by word overlap, far below a cosine for the same pair: the
             # judge's verdicts are acted on as given, except where a test sets a floor.
             "verdict_similarity_floor": 0.0,
+            "supersede_similarity_floor": 0.0,
             "reset_token": "the-reset-token",
         }
     )
@@ -114,14 +115,15 @@ async def core(tmp_path: Path) -> AsyncIterator[Core]:
 # --- 1. a dedupe record never outlives the text it vouches for --------------------------------
 
 
-async def test_a_fact_changed_back_is_stored_again(core: Core) -> None:
+async def test_a_fact_changed_back_makes_its_first_memory_current_again(core: Core) -> None:
     first = await core.add("The API port is 8080")
     changed = await core.add("The API port is 9000")
     back = await core.add("The API port is 8080")
-    assert changed["action"] == "updated"
-    assert back["action"] == "updated"
-    assert back["memory_ids"] == first["memory_ids"]
-    assert core.mem0.texts("alpha") == ["The API port is 8080"]
+    assert (changed["action"], changed["superseded_ids"]) == ("updated", first["memory_ids"])
+    assert (back["action"], back["memory_ids"]) == ("updated", first["memory_ids"])
+    assert back["superseded_ids"] == changed["memory_ids"]
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
+    assert core.mem0.texts("alpha") == ["The API port is 8080", "The API port is 9000"]
 
 
 async def test_re_adding_the_text_a_memory_update_replaced_is_not_a_duplicate(core: Core) -> None:
@@ -130,7 +132,7 @@ async def test_re_adding_the_text_a_memory_update_replaced_is_not_a_duplicate(co
     await core.service.update(memory_id, "The cache size is 128 MB", ALPHA)
     again = await core.add("The cache size is 64 MB")
     assert again["action"] != "duplicate"
-    assert core.mem0.texts("alpha") == ["The cache size is 64 MB"]
+    assert core.mem0.current_texts("alpha") == ["The cache size is 64 MB"]
 
 
 async def test_an_unchanged_memory_is_still_a_duplicate(core: Core) -> None:
@@ -187,17 +189,20 @@ async def test_a_restatement_folds_every_copy_the_judge_names(core: Core) -> Non
     result = await core.add("The API port is now 8080")
     assert result["action"] == "reinforced"
     assert len(result["folded_ids"]) >= 1  # type: ignore[arg-type]
-    assert len(core.mem0.texts("alpha")) == 1
+    assert len(core.mem0.current_texts("alpha")) == 1
+    assert len(core.mem0.texts("alpha")) == 3  # folded, never deleted
 
 
-async def test_a_change_rewrites_one_memory_and_removes_the_other_old_values(core: Core) -> None:
+async def test_a_change_supersedes_every_older_value_and_deletes_none(core: Core) -> None:
     core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    await core.add("The API port is 8080")
-    await core.add("The API port is 8081")
+    older = [await core.add("The API port is 8080"), await core.add("The API port is 8081")]
     core.judge.judge.failure = None
     changed = await core.add("The API port is 9000")
     assert changed["action"] == "updated"
-    assert core.mem0.texts("alpha") == ["The API port is 9000"]
+    older_ids = [str(o["memory_ids"][0]) for o in older]  # type: ignore[index]
+    assert sorted(map(str, changed["superseded_ids"])) == sorted(older_ids)  # type: ignore[call-overload]
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000"]
+    assert len(core.mem0.texts("alpha")) == 3
 
 
 async def test_adds_stored_while_the_judge_was_down_are_reconciled_when_it_is_back(
@@ -219,7 +224,8 @@ async def test_adds_stored_while_the_judge_was_down_are_reconciled_when_it_is_ba
     settled = 0
     while (done := await core.service.reconciler.run_once()) > 0:
         settled += done
-    assert core.mem0.texts("alpha") == ["The API port is 9000"]
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000"]
+    assert len(core.mem0.texts("alpha")) == 3  # the restatement folded, the old value kept
     assert core.service.reconciler.stats.outcomes["restated"] == 1
     assert core.service.reconciler.stats.outcomes["changed"] == 1
     assert _counter("mem0_bridge_reconciled_total", outcome="changed") - changed_before == 1
@@ -241,7 +247,7 @@ async def test_a_change_back_during_an_outage_wins_over_the_change_it_reverts(
     core.judge.judge.failure = None
     while await core.service.reconciler.run_once() > 0:
         pass
-    assert core.mem0.texts("alpha") == ["The API port is 8080"]
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
 
 
 async def test_a_judge_without_an_llm_is_not_asked_and_nothing_is_queued(core: Core) -> None:
@@ -349,9 +355,13 @@ async def test_reset_with_the_bridges_token_wipes(core: Core) -> None:
 
 
 def guarded(core: Core, floor: float, echo_floor: float = 0.0) -> MemoryService:
-    """The same clients, with the verdict similarity floor at `floor` (and the echo floor at
-    `echo_floor`: by default any SAME kept apart may count as a mention)."""
-    return core.configured(verdict_similarity_floor=floor, echo_similarity_floor=echo_floor)
+    """The same clients, with the SAME and SUPERSEDES similarity floors at `floor` (and the
+    echo floor at `echo_floor`: by default any SAME kept apart may count as a mention)."""
+    return core.configured(
+        verdict_similarity_floor=floor,
+        supersede_similarity_floor=floor,
+        echo_similarity_floor=echo_floor,
+    )
 
 
 async def test_a_change_verdict_on_a_dissimilar_memory_stores_the_fact_as_its_own(
@@ -405,10 +415,8 @@ async def test_a_restatement_kept_apart_counts_as_a_mention_of_the_memory_it_res
     second = await service.add("Clients reach the API through port 8080", "project", ALPHA)
     assert (second.action, second.restates) == ("added", first.memory_ids[0])
     assert any(first.memory_ids[0] in note for note in second.notes)
-    assert await mentions_in(service, "API port") == {
-        first.memory_ids[0]: 1,
-        second.memory_ids[0]: 0,
-    }
+    # The two wordings of one fact answer a search as one hit.
+    assert await mentions_in(service, "API port") == {first.memory_ids[0]: 1}
     assert len(core.mem0.texts("alpha")) == 2
 
 
@@ -444,7 +452,12 @@ async def test_a_same_verdict_under_the_echo_floor_counts_no_mention(core: Core,
     second_text = "Clients reach the API through port 8080"
     if path == "add":
         second = await service.add(second_text, "project", ALPHA)
-        assert (second.action, second.restates, second.notes) == ("added", None, [])
+        # Kept as a wording of the first (search shows one of them), but not as a mention.
+        assert (second.action, second.restates) == ("added", first.memory_ids[0])
+        assert second.notes == [
+            f"stored as a wording of {first.memory_ids[0]} (the judge took it for a "
+            "restatement, too unlike it to merge); too far apart to count as a mention of it"
+        ]
     else:
         await add_unjudged_then_reconcile(core, service, second_text)
         assert service.reconciler.stats.outcomes["new"] == 1
@@ -463,16 +476,15 @@ async def test_the_reconciler_counts_a_restatement_it_keeps_apart_as_a_mention(
     assert len(core.mem0.texts("alpha")) == 2
 
 
-async def test_a_change_verdict_on_a_close_memory_still_updates_it(core: Core) -> None:
+async def test_a_change_verdict_on_a_close_memory_supersedes_it(core: Core) -> None:
     service = guarded(core, 0.5)
     first = await service.add("The API port is 8080", "project", ALPHA)
     changed = await service.add("The API port is 9000", "project", ALPHA)
-    assert (changed.action, changed.memory_ids) == ("updated", first.memory_ids)
+    assert (changed.action, changed.superseded_ids) == ("updated", first.memory_ids)
     history = await service.history(first.memory_ids[0], ALPHA)
-    assert [(e.old_text, e.new_text) for e in history.events][-1] == (
-        "The API port is 8080",
-        "The API port is 9000",
-    )
+    assert [(e.event, e.new_text) for e in history.events] == [("ADD", "The API port is 8080")]
+    assert (history.current, history.superseded_by) == (False, changed.memory_ids[0])
+    assert history.validity[-1].valid_until is not None
 
 
 async def test_the_reconciler_keeps_a_pending_fact_the_floor_rules_out(core: Core) -> None:
@@ -491,8 +503,8 @@ async def test_a_change_said_in_the_same_words_is_acted_on_whatever_its_similari
     service = guarded(core, 0.99)
     first = await service.add("The API port is 8080", "project", ALPHA)
     changed = await service.add("Our API port is now 9000.", "project", ALPHA)
-    assert (changed.action, changed.memory_ids) == ("updated", first.memory_ids)
-    assert core.mem0.texts("alpha") == ["Our API port is now 9000."]
+    assert (changed.action, changed.superseded_ids) == ("updated", first.memory_ids)
+    assert core.mem0.current_texts("alpha") == ["Our API port is now 9000."]
 
 
 async def test_the_guard_reads_mem0s_semantic_similarity_not_its_blended_score(
@@ -550,8 +562,8 @@ async def test_a_restatement_reconciled_later_leaves_no_detail_behind(core: Core
     while await core.service.reconciler.run_once() > 0:
         pass
     assert core.service.reconciler.stats.outcomes["restated"] == 1
-    assert core.mem0.texts("alpha") == ["The API port is 8080 behind Envoy"]
-    assert list(core.mem0.memories) == first["memory_ids"]
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080 behind Envoy"]
+    assert next(iter(core.mem0.memories)) == first["memory_ids"][0]  # type: ignore[index]
 
 
 # --- 12. raw and rewritten results are merged on one scale ------------------------------------
@@ -645,3 +657,105 @@ async def test_readiness_shows_a_judge_whose_llm_failed_as_degraded(core: Core) 
     assert (await _readiness(core.service))["judge"].startswith("degraded: its LLM failed")
     await core.judge.set_llm(has_llm=False)
     assert (await _readiness(core.service))["judge"].startswith("no LLM configured")
+
+
+# --- facts with a lifetime: one change per statement, as_of, undo ---------------------------
+
+
+async def test_one_statement_supersedes_one_fact_not_every_memory_the_judge_names(
+    core: Core,
+) -> None:
+    # A judge that calls every other pair a change (a wrong one, on the second fact) must not
+    # demote both stored facts: one statement changes one fact.
+    core.judge.judge.script = lambda fact, text: SUPERSEDES if "9000" in fact + text else UNRELATED
+    service = core.configured(verdict_similarity_floor=0.92)
+    await service.add("The API runs 4 workers", "project", ALPHA)
+    port = await service.add("The API port is 8080", "project", ALPHA)
+    changed = await service.add("The API port is 9000", "project", ALPHA)
+    assert changed.superseded_ids == port.memory_ids
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000", "The API runs 4 workers"]
+
+
+async def test_search_as_of_answers_with_what_was_current_then(core: Core) -> None:
+    first = await core.add("The API port is 8080")
+    before_change = core.service.now()
+    changed = await core.add("The API port is 9000")
+    now = await core.service.search("API port", "project", 5, ALPHA)
+    then = await core.service.search(
+        "API port", "project", 5, ALPHA, as_of=before_change.isoformat()
+    )
+    assert [(h.id, h.current) for h in now.hits] == [
+        (changed["memory_ids"][0], True),  # type: ignore[index]
+        (first["memory_ids"][0], False),  # type: ignore[index]
+    ]
+    assert [h.id for h in then.hits] == first["memory_ids"]
+    assert then.as_of is not None
+
+
+async def test_as_of_must_be_a_time_with_its_offset(core: Core) -> None:
+    with pytest.raises(BridgeError, match="RFC 3339"):
+        await core.service.search("API port", "project", 5, ALPHA, as_of="yesterday")
+    with pytest.raises(BridgeError, match="offset"):
+        await core.service.search("API port", "project", 5, ALPHA, as_of="2026-12-01T09:00:00")
+
+
+async def test_a_superseded_value_found_alone_brings_its_successor_above_it(core: Core) -> None:
+    first = await core.add("The API port is 8080 behind the gateway")
+    changed = await core.add("The API port is 9000")
+    found = await core.service.search("gateway", "project", 5, ALPHA)
+    assert [h.id for h in found.hits] == [
+        changed["memory_ids"][0],  # type: ignore[index]
+        first["memory_ids"][0],  # type: ignore[index]
+    ]
+
+
+async def test_deleting_a_wrong_change_makes_the_value_it_replaced_current_again(
+    core: Core,
+) -> None:
+    first = await core.add("The API port is 8080")
+    changed = await core.add("The API port is 9000")
+    await core.service.delete(changed["memory_ids"][0], ALPHA)  # type: ignore[index]
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
+    history = await core.service.history(first["memory_ids"][0], ALPHA)  # type: ignore[index]
+    assert history.current
+    assert [span.valid_until is None for span in history.validity] == [False, True]
+
+
+async def test_a_folded_id_keeps_answering_for_the_memory_it_was_folded_into(
+    core: Core,
+) -> None:
+    first = await core.add("The API port is 8080")
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    pending = await core.add("The API port is 8080 indeed")
+    core.judge.judge.failure = None
+    while await core.service.reconciler.run_once() > 0:
+        pass
+    folded_id = pending["memory_ids"][0]  # type: ignore[index]
+    history = await core.service.history(folded_id, ALPHA)
+    assert history.folded_into == first["memory_ids"][0]  # type: ignore[index]
+    updated = await core.service.update(folded_id, "The API port is 8081", ALPHA)
+    assert updated.memory_id == first["memory_ids"][0]  # type: ignore[index]
+    assert any(folded_id in note for note in updated.notes)
+
+
+async def test_a_change_back_supersedes_the_latest_value_even_when_not_a_candidate(
+    core: Core,
+) -> None:
+    # Only the closest memory is judged: the change-back to 8080 meets the first memory alone,
+    # and must still supersede 9443, the value two changes later.
+    service = core.configured(judge_max_candidates=1)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    await service.add("The API port is 9000", "project", ALPHA)
+    await service.add("The API port is 9443", "project", ALPHA)
+    back = await service.add("The API port is 8080", "project", ALPHA)
+    assert (back.action, back.memory_ids) == ("updated", first.memory_ids)
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
+
+
+async def test_the_wordings_of_a_superseded_memory_are_superseded_with_it(core: Core) -> None:
+    service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    wording = await service.add("Port 8080 serves the API", "project", ALPHA)
+    assert wording.restates == first.memory_ids[0]
+    await service.add("The API port is 9000", "project", ALPHA)
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000"]

@@ -31,9 +31,10 @@ def _http_env(stack: Stack, **overrides: object) -> dict[str, str]:
         "MEM0_TRANSPORT": "http",
         "MEM0_HTTP_PORT": "0",
         # These scenarios check what the bridge does with the judge's verdicts on reworded
-        # pairs (cosine 0.60-0.86 here); the default floor (0.92) deliberately stores such
-        # pairs apart, which the `guarded` scenarios below check.
+        # pairs (cosine 0.60-0.86 here); the default floors deliberately keep some such pairs
+        # apart, which the `guarded` scenarios below check.
         "MEM0_VERDICT_SIMILARITY_FLOOR": "0",
+        "MEM0_SUPERSEDE_SIMILARITY_FLOOR": "0",
     }
 
 
@@ -80,6 +81,7 @@ def guarded(stack: Stack) -> Iterator[ServiceProcess]:
     """A bridge with the shipped verdict guard (no floor override)."""
     env = _http_env(stack)
     del env["MEM0_VERDICT_SIMILARITY_FLOOR"]
+    del env["MEM0_SUPERSEDE_SIMILARITY_FLOOR"]
     with ServiceProcess(["mem0-bridge"], env, ready_timeout=60) as process:
         yield process
 
@@ -106,8 +108,10 @@ async def test_a_change_in_the_same_words_passes_the_guard(guarded: ServiceProce
     first, changed, listed = await _add_two_then_list(
         guarded, "The billing API listens on port 8080.", "The billing API listens on port 9000."
     )
-    assert (changed["action"], changed["memory_ids"]) == ("updated", first["memory_ids"])
-    assert [hit["text"] for hit in listed["hits"]] == ["The billing API listens on port 9000."]
+    assert (changed["action"], changed["superseded_ids"]) == ("updated", first["memory_ids"])
+    assert [hit["text"] for hit in listed["hits"] if hit["current"]] == [
+        "The billing API listens on port 9000."
+    ]
 
 
 async def test_a_paraphrase_reinforces_instead_of_duplicating(bridge: ServiceProcess) -> None:
@@ -118,23 +122,38 @@ async def test_a_paraphrase_reinforces_instead_of_duplicating(bridge: ServicePro
     assert [hit["id"] for hit in listed["hits"]] == first["memory_ids"]
 
 
-async def test_a_changed_fact_updates_the_old_memory(bridge: ServiceProcess) -> None:
+async def test_a_changed_fact_supersedes_the_old_memory_and_as_of_still_finds_it(
+    bridge: ServiceProcess,
+) -> None:
     project = _project()
     async with http_client(bridge.url) as client:
         first = await call(
             client, "memory_add", text="The API listens on port 8080.", project=project
         )
         memory_id = first["memory_ids"][0]
+        between = datetime.now(UTC)
         changed = await call(
             client, "memory_add", text="We moved the API to port 9000.", project=project
         )
         found = await call(client, "memory_search", query="API port", project=project)
+        then = await call(
+            client,
+            "memory_search",
+            query="API port",
+            project=project,
+            as_of=between.isoformat(),
+        )
         history = await call(client, "memory_history", memory_id=memory_id, project=project)
-    assert (changed["action"], changed["memory_ids"]) == ("updated", [memory_id])
-    assert [(hit["id"], hit["text"]) for hit in found["hits"]] == [
-        (memory_id, "We moved the API to port 9000.")
+    assert (changed["action"], changed["superseded_ids"]) == ("updated", [memory_id])
+    new_id = changed["memory_ids"][0]
+    assert [(hit["id"], hit["current"]) for hit in found["hits"]] == [
+        (new_id, True),
+        (memory_id, False),
     ]
-    assert [event["event"] for event in history["events"]] == ["ADD", "UPDATE"]
+    assert [hit["id"] for hit in then["hits"]] == [memory_id]
+    assert [event["event"] for event in history["events"]] == ["ADD"]
+    assert (history["current"], history["superseded_by"]) == (False, new_id)
+    assert history["validity"][0]["valid_until"] is not None
 
 
 async def test_a_reconfirmed_fact_outranks_a_once_mentioned_one(bridge: ServiceProcess) -> None:
@@ -198,11 +217,11 @@ async def _add_older_then_newer_and_search(
     return first["memory_ids"][0], second, [hit["id"] for hit in found["hits"]]
 
 
-async def test_a_change_stored_apart_outranks_the_older_value_it_is_related_to(
+async def test_a_change_in_other_words_ranks_above_the_value_it_superseded(
     guarded: ServiceProcess, stack: Stack
 ) -> None:
-    # MiniLM: the statements are 0.79 alike, under the guard's floor (stored apart) and over
-    # the related floor (0.7); the query is 0.855 and 0.842 alike to them, inside the band.
+    # MiniLM: the statements are 0.79 alike, over the supersede floor; the query matches the
+    # older statement better (0.855 against 0.842), yet the value that replaced it comes first.
     older, newer, hits = await _add_older_then_newer_and_search(
         guarded,
         stack,
@@ -210,7 +229,7 @@ async def test_a_change_stored_apart_outranks_the_older_value_it_is_related_to(
         "Port 9200 is where the search API listens now.",
         "The search API listens on port",
     )
-    assert newer["action"] == "added"
+    assert (newer["action"], newer["superseded_ids"]) == ("updated", [older])
     assert hits[:2] == [*newer["memory_ids"], older]
 
 

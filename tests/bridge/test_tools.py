@@ -87,16 +87,32 @@ async def test_paraphrase_reinforces_the_stored_fact_instead_of_adding(client: C
     assert await _ids(client) == first["memory_ids"]
 
 
-async def test_changed_fact_updates_the_old_memory_in_place(client: Client) -> None:
+async def test_a_changed_fact_is_stored_and_the_old_value_superseded(client: Client) -> None:
     first = await call(client, "memory_add", text="The API listens on port 8080.")
     changed = await call(client, "memory_add", text="We moved the API to port 9000.")
     assert changed["action"] == "updated"
-    assert changed["memory_ids"] == first["memory_ids"]
+    assert changed["superseded_ids"] == first["memory_ids"]
     assert changed["previous_text"] == "The API listens on port 8080."
     listed = (await call(client, "memory_list"))["hits"]
-    assert [(h["id"], h["text"]) for h in listed] == [
-        (first["memory_ids"][0], "We moved the API to port 9000.")
+    assert sorted((h["text"], h["current"], h["superseded_by"]) for h in listed) == [
+        ("The API listens on port 8080.", False, changed["memory_ids"][0]),
+        ("We moved the API to port 9000.", True, None),
     ]
+
+
+async def test_a_wrong_change_is_undone_by_reinstating_the_old_value(client: Client) -> None:
+    first = await call(client, "memory_add", text="The API listens on port 8080.")
+    changed = await call(client, "memory_add", text="We moved the API to port 9000.")
+    undone = await call(client, "memory_reinstate", memory_id=first["memory_ids"][0])
+    assert undone["action"] == "reinstated"
+    found = await call(client, "memory_search", query="Which port does the API listen on?")
+    assert [(h["id"], h["current"]) for h in found["hits"]] == [
+        (first["memory_ids"][0], True),
+        (changed["memory_ids"][0], False),
+    ]
+    history = await call(client, "memory_history", memory_id=first["memory_ids"][0])
+    assert history["current"] is True
+    assert len(history["validity"]) == 2  # held, was superseded, holds again
 
 
 async def test_unrelated_fact_is_added_beside_existing_ones(client: Client) -> None:
@@ -288,13 +304,13 @@ async def test_delete_removes_one_memory(client: Client) -> None:
 async def test_history_shows_the_add_and_the_update(client: Client) -> None:
     added = await call(client, "memory_add", text="The API listens on port 8080.")
     memory_id = added["memory_ids"][0]
-    await call(client, "memory_add", text="We moved the API to port 9000.")
+    await call(client, "memory_update", memory_id=memory_id, text="The API listens on 9000.")
     result = await client.call_tool("memory_history", {"memory_id": memory_id})
     assert result.structured_content is not None
     events = result.structured_content["events"]
     assert [e["event"] for e in events] == ["ADD", "UPDATE"]
     assert events[1]["old_text"] == "The API listens on port 8080."
-    assert events[1]["new_text"] == "We moved the API to port 9000."
+    assert events[1]["new_text"] == "The API listens on 9000."
     assert "UPDATE" in text_of(result)
 
 

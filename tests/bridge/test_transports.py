@@ -23,6 +23,7 @@ from tests.bridge._calls import call, call_error, http_client
 from tests.bridge.conftest import Stack
 from tests.support.keepalive import PAST_PYTHON_CLIENTS_EXPIRY, answers_after_idling
 from tests.support.processes import ServiceProcess
+from tests.support.tools import TOOL_NAMES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow]
 
@@ -69,7 +70,7 @@ def test_http_bridge_announces_its_mcp_url(bridge: ServiceProcess) -> None:
 async def test_http_serves_the_tools_to_the_official_client(bridge: ServiceProcess) -> None:
     project = _project()
     async with http_client(bridge.url, token=TOKEN) as client:
-        assert len((await client.list_tools()).tools) == 11
+        assert len((await client.list_tools()).tools) == len(TOOL_NAMES)
         added = await call(client, "memory_add", text="The API uses port 8080.", project=project)
         found = await call(client, "memory_search", query="API port", project=project)
     assert added["namespace"] == project
@@ -190,7 +191,7 @@ async def test_http_on_a_public_address_serves_with_the_token(stack: Stack) -> N
             refused = await plain.post(url, json=INITIALIZE, headers=MCP_HEADERS)
         assert refused.status_code == 401
         async with http_client(url, token=TOKEN) as client:
-            assert len((await client.list_tools()).tools) == 11
+            assert len((await client.list_tools()).tools) == len(TOOL_NAMES)
 
 
 def test_http_bridge_stops_cleanly_on_sigterm(stack: Stack) -> None:

@@ -1,11 +1,11 @@
 """FakeMem0: an in-memory fake of mem0's REST API behind an httpx MockTransport.
 
 For the bridge core's fast tests only (the full-stack tests run the real mem0ai library). It
-keeps what the bridge relies on: ids, metadata as added, run_id/user_id filters (one id or an
-`OR` of run_ids), history events with their own times, 404 for unknown ids. Search scores by
-word overlap (Jaccard), deterministic and good enough to make close texts candidates of each
-other; with `explain` that score is also each hit's `score_details.semantic_score`, as mem0's
-would be.
+keeps what the bridge relies on: ids, metadata as added and merged by updates, run_id/user_id
+filters (one id or an `OR` of run_ids), history events with their own times, 404 for unknown
+ids. Search scores by word overlap (Jaccard), deterministic and good enough to make close texts
+candidates of each other; with `explain` that score is also each hit's
+`score_details.semantic_score`, as mem0's would be.
 """
 
 from __future__ import annotations
@@ -58,7 +58,19 @@ class FakeMem0:
         return (_EPOCH + timedelta(minutes=next(self._ticks))).isoformat()
 
     def texts(self, run_id: str) -> list[str]:
+        """Every memory's text in `run_id`, superseded and folded ones included."""
         return sorted(m.text for m in self.memories.values() if m.run_id == run_id)
+
+    def current_texts(self, run_id: str) -> list[str]:
+        """The texts of the memories in `run_id` that hold their fact's value now: neither
+        superseded nor folded into another memory (the bridge's metadata says which)."""
+        return sorted(
+            m.text
+            for m in self.memories.values()
+            if m.run_id == run_id
+            and not m.metadata.get("superseded_by")
+            and not m.metadata.get("folded_into")
+        )
 
     def _item(self, memory: _Memory, score: float | None = None) -> dict[str, Any]:
         return {
@@ -119,7 +131,10 @@ class FakeMem0:
         if memory is None:
             return httpx.Response(404, json={"detail": "Memory not found"})
         if method == "PUT":
-            old, memory.text, memory.updated_at = memory.text, body["text"], self._now()
+            # As mem0 does: the text if given, metadata merged key by key, always an event.
+            old, memory.updated_at = memory.text, self._now()
+            memory.text = body.get("text", memory.text)
+            memory.metadata.update(body.get("metadata") or {})
             self._event(memory, "UPDATE", old, memory.text)
             return httpx.Response(200, json={"message": "updated"})
         del self.memories[memory_id]

@@ -1,4 +1,4 @@
-"""The bridge's tool names as the design fixes them (seed 000 plus memory_history).
+"""The bridge's tool names as the design fixes them, plus memory_history and memory_reinstate.
 
 Agents and the shared-memory skill call them verbatim, so the tests compare the bridge and the
 skill against this one list rather than against each other.
@@ -16,4 +16,5 @@ TOOL_NAMES = (
     "memory_delete",
     "memory_reset",
     "memory_history",
+    "memory_reinstate",
 )

@@ -1,9 +1,11 @@
-"""memory_add: store a fact unless it is already there.
+"""memory_add: store a fact unless it is already there, and keep one current memory per fact.
 
-The steps, each returning what it found: an exact duplicate recorded recently (no mem0 write);
-the closest stored memories of the scope, judged; the verdicts folded into one memory per fact
-(`_folding`); else a new memory. A fact stored without a verdict (judge down, slow, or a
-broken call) is marked pending with the ranker, and the background reconciler judges it later.
+The steps, each returning what it found: an exact duplicate of a current memory recorded
+recently (no mem0 write); the closest stored memories of the scope, judged; the verdicts turned
+into one current memory per fact (`_folding`: a restatement reinforces, a change is stored and
+supersedes the older value, a change-back makes the older memory current again); else a new
+memory. A fact stored without a verdict (judge down, slow, or a broken call) is marked pending
+with the ranker, and the background reconciler judges it later.
 
 All of it runs under the scope's lock, so two adds of one scope see each other: a restatement
 arriving while another add of the same scope is being reconciled is judged against it.
@@ -15,16 +17,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from mem0_bridge._folding import apply, candidates, count_echo, decide, verdicts_on
 from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import check_text, same_text
 from mem0_bridge._judge import Verdict
+from mem0_bridge._lifetime import fresh
 from mem0_bridge._mem0 import MAX_RELATED, RELATED_KEY, Memory
 from mem0_bridge._metrics import UNJUDGED_ADDS
 from mem0_bridge._models import AddAction, AddResult
 
 if TYPE_CHECKING:
     from mem0_bridge._service import MemoryService
+from mem0_bridge._folding import (
+    Applied,
+    Decision,
+    apply,
+    candidates,
+    count_echo,
+    decide,
+    mark,
+    supersede,
+    verdicts_on,
+)
 
 
 @dataclass
@@ -72,7 +85,12 @@ async def _recent_duplicate(service: MemoryService, fact: _Fact) -> Memory | Non
     if found is None:
         return None
     memory = await service.mem0.get(found)
-    if memory is None or memory.run_id != fact.namespace or not same_text(memory.text, fact.text):
+    if (
+        memory is None
+        or memory.run_id != fact.namespace
+        or not same_text(memory.text, fact.text)
+        or not memory.lifetime.current  # said again after a change: a change-back
+    ):
         return None
     return memory
 
@@ -103,7 +121,9 @@ async def _reconciled_or_stored(service: MemoryService, fact: _Fact) -> AddResul
                         "the add was stored unreconciled; it is reconciled when the judge answers"
                     )
                 )
-                return await _stored(service, fact, pending_reason=judged.note("no verdict"))
+                return await _stored(
+                    service, fact, Decision(None), pending_reason=judged.note("no verdict")
+                )
         else:
             verdicts = judged
     if exact is not None:
@@ -114,43 +134,46 @@ async def _reconciled_or_stored(service: MemoryService, fact: _Fact) -> AddResul
         close = [replace(exact, score=1.0, similarity=1.0), *others]
     decision = decide(fact.text, close, verdicts, service.settings)
     if decision.kind is None or decision.survivor is None:
-        stored = await _stored(service, fact, pending_reason=None)
-        if stored.action == "added":
-            echo = await count_echo(service, decision, fact.namespace)
-            stored.restates = echo.memory_id
-            stored.notes.extend(echo.notes)
-        return stored
-    folded = await apply(service, decision, fact.text, fact.namespace)
-    fact.notes.extend(folded.notes)
-    survivor = folded.survivor
-    if decision.kind == "supersedes":
-        return fact.result(
-            "updated",
-            [survivor.id],
-            memories=[fact.text],
-            previous_text=survivor.text,
-            mentions=folded.mentions,
-            folded_ids=folded.removed,
-        )
+        return await _stored(service, fact, decision, pending_reason=None)
+    applied = await apply(service, decision, fact.text, fact.namespace, service.now())
+    fact.notes.extend(applied.notes)
+    survivor = applied.survivor
+    if decision.kind == "revive":
+        fact.notes.append(f"{survivor.id} holds this value again: it is current once more")
+    replaced = next((m.text for m in decision.superseded if m.id in applied.superseded), None)
     return fact.result(
-        "reinforced",
+        "updated" if decision.kind == "revive" else "reinforced",
         [survivor.id],
-        memories=[fact.text if folded.rewritten else survivor.text],
-        previous_text=survivor.text if folded.rewritten else None,
-        mentions=folded.mentions,
-        folded_ids=folded.removed,
+        memories=[fact.text if applied.rewritten else survivor.text],
+        previous_text=survivor.text if applied.rewritten else replaced,
+        mentions=applied.mentions,
+        folded_ids=applied.folded,
+        superseded_ids=applied.superseded,
     )
 
 
-async def _stored(service: MemoryService, fact: _Fact, *, pending_reason: str | None) -> AddResult:
-    """Add through mem0, record what it stored with the ranker, and mark it pending when it
-    was stored without the verdict it needed."""
+async def _stored(
+    service: MemoryService, fact: _Fact, decision: Decision, *, pending_reason: str | None
+) -> AddResult:
+    """Add through mem0 as a new current memory, record what it stored with the ranker, mark
+    the memories it replaces superseded, and mark it pending when it was stored without the
+    verdict it needed."""
+    at = service.now()
+    echo = decision.echoed
     stored = await service.mem0.add(
         fact.text,
         user_id=service.user_id,
         run_id=fact.namespace,
         infer=service.settings.infer,
-        metadata={"source": "mem0-bridge", **({RELATED_KEY: fact.related} if fact.related else {})},
+        metadata={
+            "source": "mem0-bridge",
+            **({RELATED_KEY: fact.related} if fact.related else {}),
+            **fresh(
+                at,
+                supersedes=[m.id for m in decision.superseded],
+                restates=None if echo is None else echo.id,
+            ),
+        },
     )
     added = [(memory_id, memory) for memory_id, memory, event in stored if event == "ADD"]
     if not added:
@@ -161,7 +184,7 @@ async def _stored(service: MemoryService, fact: _Fact, *, pending_reason: str | 
     for memory_id, memory in added:
         if memory and not same_text(memory, fact.text):
             await service.ranker.record_stored(fact.rscope, memory, memory_id)
-    fact.notes += skipped(failure, "the add was not recorded for exact dedupe")
+    fact.notes += skipped(failure, "the add was not recorded for dedupe")
     if pending_reason is not None:
         UNJUDGED_ADDS.inc()
         for memory_id, _ in added:
@@ -169,4 +192,18 @@ async def _stored(service: MemoryService, fact: _Fact, *, pending_reason: str | 
             if marked is not None:
                 fact.notes += skipped(marked, "the add could not be queued for reconciling")
                 break
-    return fact.result("added", [i for i, _ in added], memories=[m or fact.text for _, m in added])
+    applied = Applied(Memory(added[0][0], fact.text, fact.namespace, service.user_id, None, None))
+    await supersede(service, decision.superseded, added[0][0], at, applied)
+    fact.notes.extend(applied.notes)
+    echoed = await count_echo(service, decision, fact.namespace)
+    fact.notes.extend(echoed.notes)
+    if echo is not None:
+        await mark(service, echo, echo.lifetime.worded(added[0][0]), "with its new wording")
+    return fact.result(
+        "updated" if applied.superseded else "added",
+        [i for i, _ in added],
+        memories=[m or fact.text for _, m in added],
+        previous_text=decision.superseded[0].text if applied.superseded else None,
+        superseded_ids=applied.superseded,
+        restates=echoed.memory_id,
+    )

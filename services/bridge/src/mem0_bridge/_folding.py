@@ -1,23 +1,28 @@
 """Reconciling a fact with the close memories of its scope, on add and in the background: the
-candidates, the judge's verdicts on them, and the verdicts folded into one memory per fact.
+candidates, the judge's verdicts on them, and the verdicts turned into one current memory per
+fact.
 
-Every candidate the judge names is folded: a restatement keeps the closest SAME memory and
-removes the other copies (SAME and SUPERSEDES alike: an older value of a restated fact is
-stale); a change rewrites the closest SUPERSEDES memory in place (same id, history kept) and
-removes the other old values. Removed memories are deleted through mem0 (their history records
-it) and their mentions are carried over to the survivor.
+Nothing a verdict does destroys a fact. A change (SUPERSEDES) is stored as its own memory and
+the memories holding the older value are marked superseded by it (`_lifetime`): search ranks
+them below it, `as_of` and history still show them, and a wrong verdict is undone by stating
+the fact again or by `memory_reinstate`. A restatement (SAME) reinforces the memory it restates;
+other current copies of that value are folded into it (marked, never deleted, so their ids keep
+answering). A restatement of a value that was superseded (a change-back: A, B, A again) makes
+that older memory current again and supersedes the value it had been replaced by.
 
-A verdict is acted on only where the pair is plausibly one fact, since a wrong SAME or
-SUPERSEDES destroys a fact while a wrong UNRELATED only leaves a duplicate that ranking copes
-with: their semantic similarity (mem0's cosine part of the score) reaches
-`MEM0_VERDICT_SIMILARITY_FLOOR`, or they use the same words apart from their values
-(`_wording`). A SAME kept apart counts as a mention of the memory it echoes (`Decision.echoed`)
-while the pair is still close (`MEM0_ECHO_SIMILARITY_FLOOR`) and the new statement names no
-value or name the memory lacks (else it may be a change taken for a restatement).
+Guards stay only where a wrong verdict would hide a fact from search. A SAME folds or revives
+only when the pair is plausibly one fact: semantic similarity (mem0's cosine part of the score)
+at least `verdict_similarity_floor`, or the same words apart from their values (`_wording`).
+A SAME further apart is kept as its own memory, a wording of the one it restates (`restates`,
+shown as one hit per fact) when it names no value or name the memory lacks, and counts as a
+mention of it from `echo_similarity_floor` up. A SUPERSEDES demotes one memory per add, the
+closest one the judge names (with copies of its value), from `supersede_similarity_floor` up:
+a statement changes one fact, and a judge wrong on a share of pairs would otherwise demote
+other facts of the same subject.
 
-A change rewrites the memory to the new statement; a restatement keeps the stored words unless
-the new statement names a value or name they lack (`_wording.adds_details`), so nothing said is
-dropped. mem0's history keeps every earlier text.
+A restatement keeps the stored words (they matched the queries so far) unless the new statement
+names a value or name the stored one lacks (`_wording.adds_details`): then the memory takes the
+new words, so a change the judge took for SAME drops nothing; mem0's history keeps every text.
 """
 
 from __future__ import annotations
@@ -25,14 +30,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
 
 from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import same_text
 from mem0_bridge._judge import Verdict
+from mem0_bridge._lifetime import RESTATES, SUPERSEDES, WORDINGS
 from mem0_bridge._mem0 import Mem0Error, Memory
 from mem0_bridge._settings import BridgeSettings
-from mem0_bridge._wording import adds_details, differs_only_in_values
+from mem0_bridge._wording import adds_details, differs_only_in_values, same_values
 from mem0mcp.contract import MAX_COMPARE_CANDIDATES
 
 if TYPE_CHECKING:
@@ -42,7 +49,8 @@ logger = logging.getLogger(__name__)
 
 
 async def candidates(service: MemoryService, text: str, namespace: str) -> list[Memory]:
-    """The memories of `namespace` close enough to `text` to be shown to the judge."""
+    """The memories of `namespace` close enough to `text` to be shown to the judge; folded
+    memories are left out (the memory they were folded into speaks for them)."""
     found = await service.mem0.search(
         text,
         user_id=service.user_id,
@@ -50,7 +58,7 @@ async def candidates(service: MemoryService, text: str, namespace: str) -> list[
         top_k=min(service.settings.judge_max_candidates, MAX_COMPARE_CANDIDATES),
     )
     floor = service.settings.reinforcement_prefilter_threshold
-    return [c for c in found if (c.score or 0.0) >= floor]
+    return [c for c in found if (c.score or 0.0) >= floor and c.lifetime.folded_into is None]
 
 
 async def verdicts_on(
@@ -65,18 +73,30 @@ async def verdicts_on(
 
 @dataclass(frozen=True)
 class Decision:
-    """What the verdicts mean: keep `survivor` (reinforced, or rewritten to the new text) and
-    remove `removed`; `kind` None means the fact is stored as new, and `echoed` is then the
-    memory it was judged to restate but kept apart from (a mention of it, see the module doc)."""
+    """What the verdicts mean for the new statement.
 
-    kind: Literal["same", "supersedes"] | None
+    - `same`: `survivor` (current) holds this value already: reinforce it, fold `folded` into it;
+    - `revive`: `survivor` held this value before and was superseded: make it current again;
+    - None: store the statement as a new memory (`echoed`: the memory it restates, kept apart).
+    In every case the current memories in `superseded` hold an older value and are marked
+    superseded by the fact's current memory.
+    """
+
+    kind: Literal["same", "revive"] | None
     survivor: Memory | None = None
-    removed: tuple[Memory, ...] = ()
+    folded: tuple[Memory, ...] = ()
+    superseded: tuple[Memory, ...] = ()
     echoed: Memory | None = None
+    #: Whether the echo counts as a mention of `echoed` (close enough to trust the SAME that
+    #: far; a wording link alone only groups the two in search).
+    echo_counted: bool = False
+    #: `revive`: current memories the judge found saying this value in other words, linked as
+    #: wordings of the revived memory so that the fact keeps one current memory.
+    wordings: tuple[Memory, ...] = ()
 
 
 def plausibly_one_fact(text: str, candidate: Memory, floor: float) -> bool:
-    """May a SAME or SUPERSEDES verdict on `candidate` for the new `text` be acted on?"""
+    """May a verdict on `candidate` for the new `text` be acted on, at this similarity floor?"""
     return candidate.similarity_to_query >= floor or differs_only_in_values(text, candidate.text)
 
 
@@ -86,86 +106,239 @@ def decide(
     verdicts: Mapping[str, Verdict],
     settings: BridgeSettings,
 ) -> Decision:
-    """The decision for verdicts on `candidates` (closest first, as mem0 ranked them) about the
-    new fact `text`; a verdict on a pair that is not plausibly one fact is not acted on, and a
-    SAME kept apart is an echo only from the echo floor up."""
-    floor = settings.verdict_similarity_floor
-    plausible = [c for c in candidates if plausibly_one_fact(text, c, floor)]
-    same = [c for c in plausible if verdicts.get(c.id) is Verdict.SAME]
-    older = [c for c in plausible if verdicts.get(c.id) is Verdict.SUPERSEDES]
-    if same:
-        return Decision("same", same[0], tuple(same[1:] + older))
-    if older:
-        return Decision("supersedes", older[0], tuple(older[1:]))
+    """The decision for verdicts on `candidates` (closest first, as mem0 ranked them, folded
+    memories left out) about the new fact `text` (see the module doc for the guards)."""
+    same = [
+        c
+        for c in candidates
+        if verdicts.get(c.id) is Verdict.SAME
+        and plausibly_one_fact(text, c, settings.verdict_similarity_floor)
+    ]
+    older = _replaced(text, candidates, verdicts, settings)
+    current = [c for c in same if c.lifetime.current]
+    if current:
+        return Decision("same", current[0], tuple(current[1:]), older)
+    revivable = [c for c in same if not adds_details(text, c.text)]
+    if revivable:
+        kin = tuple(
+            c
+            for c in candidates
+            if verdicts.get(c.id) is Verdict.SAME
+            and c.lifetime.current
+            and not adds_details(text, c.text)
+        )
+        return Decision("revive", revivable[0], superseded=older, wordings=kin)
     echoed = next(
         (
             c
             for c in candidates
             if verdicts.get(c.id) is Verdict.SAME
-            and c.similarity_to_query >= settings.echo_similarity_floor
+            and c.lifetime.current
             and not adds_details(text, c.text)
         ),
         None,
     )
-    return Decision(None, echoed=echoed)
+    counted = echoed is not None and echoed.similarity_to_query >= settings.echo_similarity_floor
+    return Decision(None, superseded=older, echoed=echoed, echo_counted=counted)
+
+
+def _replaced(
+    text: str,
+    candidates: Sequence[Memory],
+    verdicts: Mapping[str, Verdict],
+    settings: BridgeSettings,
+) -> tuple[Memory, ...]:
+    """The memories the new statement replaces: the closest one the judge calls superseded
+    (when that one was replaced already, `supersede` marks the memory that replaced it), and
+    other copies of that same older value; a further SUPERSEDES only where the
+    pair is plausibly one fact. One statement changes one fact: with a judge wrong on a share of
+    pairs, acting on every SUPERSEDES among the candidates (often other facts of the same
+    subject) would demote several facts per add."""
+    named = [
+        c
+        for c in candidates
+        if verdicts.get(c.id) is Verdict.SUPERSEDES
+        and plausibly_one_fact(text, c, settings.supersede_similarity_floor)
+    ]
+    if not named:
+        return ()
+    closest = named[0]
+    return (
+        closest,
+        *(
+            c
+            for c in named[1:]
+            if same_values(c.text, closest.text)
+            or plausibly_one_fact(text, c, settings.verdict_similarity_floor)
+        ),
+    )
 
 
 @dataclass
-class Folded:
-    """What applying a decision did."""
+class Applied:
+    """What carrying out a decision did."""
 
+    #: The fact's current memory.
     survivor: Memory
-    #: Whether the survivor now says the new text (a change, or a restatement with new details).
+    #: Whether the survivor now says the new text (a restatement with new details).
     rewritten: bool = False
-    #: Ids actually removed (a copy someone else deleted first is not listed).
-    removed: list[str] = field(default_factory=list)
+    folded: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
     mentions: int | None = None
     notes: list[str] = field(default_factory=list)
 
 
-async def apply(service: MemoryService, decision: Decision, text: str, namespace: str) -> Folded:
-    """Carry out a same/supersedes decision for the fact `text` in `namespace`.
+async def mark(
+    service: MemoryService, memory: Memory, metadata: Mapping[str, object], what: str
+) -> bool:
+    """Merge lifetime `metadata` into `memory`; False (logged) when mem0 refused, for notes.
+    A memory deleted meanwhile (404) needs no mark."""
+    try:
+        await service.mem0.update(memory.id, metadata=metadata)
+    except Mem0Error as exc:
+        if exc.status == 404:
+            return True
+        logger.warning("could not mark %s %s: %s", memory.id, what, exc)
+        return False
+    return True
 
-    The caller holds the namespace's scope lock. A mem0 failure while rewriting the survivor
-    propagates (nothing else was changed yet); one while removing a copy leaves that copy in
-    place, with a note, and the rest done.
+
+async def supersede(
+    service: MemoryService,
+    older: Sequence[Memory],
+    survivor_id: str,
+    at: datetime,
+    applied: Applied,
+) -> None:
+    """Mark each of `older` superseded by `survivor_id` from `at` on, and with it the current
+    memories that restate it in other words (its `wordings`): they held the same value. A
+    memory superseded already stands for the value that replaced it: that one is marked."""
+    done = {survivor_id}
+    for named in older:
+        memory = named if named.lifetime.current else await current_successor(service, named)
+        if memory is None or memory.id in done:
+            continue
+        done.add(memory.id)
+        if await mark(service, memory, memory.lifetime.superseded(survivor_id, at), "superseded"):
+            applied.superseded.append(memory.id)
+        else:
+            applied.notes.append(f"{memory.id} could not be marked superseded; it stays current")
+            continue
+        for wording_id in memory.lifetime.wordings:
+            wording = await service.mem0.get(wording_id)
+            if (
+                wording is not None
+                and wording.run_id == memory.run_id
+                and wording.lifetime.current
+                and wording.id != survivor_id
+            ):
+                await mark(service, wording, wording.lifetime.superseded(survivor_id, at), "too")
+
+
+async def apply(
+    service: MemoryService, decision: Decision, text: str, namespace: str, at: datetime
+) -> Applied:
+    """Carry out a `same` or `revive` decision for the fact `text` in `namespace`, as of `at`.
+
+    The caller holds the namespace's scope lock. A mem0 failure on the survivor propagates
+    (nothing else was changed yet); one while marking another memory leaves that memory as it
+    was, with a note, and the rest done.
     """
     survivor = decision.survivor
     if survivor is None or decision.kind is None:
-        raise ValueError("apply() needs a same or supersedes decision")
+        raise ValueError("apply() needs a same or revive decision")
     rscope = service.rscope(namespace)
-    folded = Folded(survivor)
-    takes_new_text = decision.kind == "supersedes" or adds_details(text, survivor.text)
-    if takes_new_text and not same_text(survivor.text, text):
-        await service.mem0.update(survivor.id, text)
-        folded.rewritten = True
+    applied = Applied(survivor)
+    older = [*decision.superseded]
+    if decision.kind == "revive":
+        older += await _successor(service, survivor, namespace, {m.id for m in older})
+    metadata = _survivor_metadata(decision, survivor, older, at)
+    rewrite = adds_details(text, survivor.text) and not same_text(survivor.text, text)
+    if rewrite or metadata is not None:
+        await service.mem0.update(survivor.id, text if rewrite else None, metadata=metadata)
+    if rewrite:
+        applied.rewritten = True
         failure = await service.ranker.record_stored(rscope, text, survivor.id, replaces=True)
-        folded.notes += skipped(failure, "the new text was not recorded for dedupe")
-    for copy in decision.removed:
-        try:
-            await service.mem0.delete(copy.id)
-        except Mem0Error as exc:
-            if exc.status != 404:  # 404: already gone, which is what removing wanted
-                logger.warning("could not remove copy %s of %s: %s", copy.id, survivor.id, exc)
-                folded.notes.append(f"copy {copy.id} could not be removed: {exc}")
-                continue
-        folded.removed.append(copy.id)
-    if folded.removed:
-        carried = await service.ranker.fold(rscope, survivor.id, folded.removed)
-        folded.notes += skipped(carried, "mentions of the removed copies were lost")
+        applied.notes += skipped(failure, "the new text was not recorded for dedupe")
+    for wording in decision.wordings:
+        await mark(service, wording, {RESTATES: survivor.id}, "as a wording")
+    for copy in decision.folded:
+        if await mark(service, copy, copy.lifetime.folded(survivor.id, at), "folded"):
+            applied.folded.append(copy.id)
+        else:
+            applied.notes.append(f"copy {copy.id} could not be folded into {survivor.id}")
+    await supersede(service, older, survivor.id, at, applied)
+    await _count_mentions(service, rscope, applied)
+    return applied
+
+
+def _survivor_metadata(
+    decision: Decision, survivor: Memory, older: Sequence[Memory], at: datetime
+) -> dict[str, object] | None:
+    """What the survivor's metadata must say now: current again (a change-back), what it
+    replaces, and its new wordings; None when nothing about its lifetime changes."""
+    replacing = [m.id for m in older]
+    if decision.kind != "revive" and not replacing:
+        return None
+    metadata = survivor.lifetime.reinstated(at, replacing=replacing)
+    if decision.wordings:
+        known = survivor.lifetime.wordings
+        metadata[WORDINGS] = [*known, *(w.id for w in decision.wordings if w.id not in known)]
+    return metadata
+
+
+async def _count_mentions(service: MemoryService, rscope: str, applied: Applied) -> None:
+    """Carry the folded copies' mentions over to the survivor and count this statement."""
+    survivor_id = applied.survivor.id
+    if applied.folded:
+        carried = await service.ranker.fold(rscope, survivor_id, applied.folded)
+        applied.notes += skipped(carried, "mentions of the folded copies were not carried over")
         if not isinstance(carried, PeerFailure):
-            folded.mentions = carried
-    if decision.kind == "same":
-        reinforced = await service.ranker.reinforce(rscope, survivor.id)
-        folded.notes += skipped(reinforced, "the mention was not counted")
-        if not isinstance(reinforced, PeerFailure):
-            folded.mentions = reinforced.mentions
-            if not reinforced.counted:
-                folded.notes.append("mention already counted recently (debounced)")
-    return folded
+            applied.mentions = carried
+    reinforced = await service.ranker.reinforce(rscope, survivor_id)
+    applied.notes += skipped(reinforced, "the mention was not counted")
+    if not isinstance(reinforced, PeerFailure):
+        applied.mentions = reinforced.mentions
+        if not reinforced.counted:
+            applied.notes.append("mention already counted recently (debounced)")
 
 
-class Echo(NamedTuple):
+async def _successor(
+    service: MemoryService, revived: Memory, namespace: str, known: set[str]
+) -> list[Memory]:
+    """The current memory that replaced `revived` (directly or through later changes), when the
+    judge did not name it: a change-back supersedes the value it returns from, even when that
+    was not a candidate."""
+    successor = await current_successor(service, revived)
+    if successor is None or successor.id in known or successor.run_id != namespace:
+        return []
+    return [successor]
+
+
+async def current_successor(service: MemoryService, memory: Memory) -> Memory | None:
+    """The current memory at the end of `memory`'s superseded_by (or folded_into) chain, in
+    its namespace; None when the chain ends in nothing current."""
+    life = memory.lifetime
+    next_id = life.superseded_by or life.folded_into
+    seen = {memory.id}
+    while next_id is not None and next_id not in seen:
+        seen.add(next_id)
+        successor = await service.mem0.get(next_id)
+        if successor is None or successor.run_id != memory.run_id:
+            return None
+        if successor.lifetime.current:
+            return successor
+        next_id = successor.lifetime.superseded_by or successor.lifetime.folded_into
+    return None
+
+
+def superseding_metadata(decision: Decision) -> dict[str, object]:
+    """What a memory stored for a `None` decision records about the memories it replaces."""
+    return {SUPERSEDES: [m.id for m in decision.superseded]} if decision.superseded else {}
+
+
+@dataclass(frozen=True)
+class Echo:
     """What counting an echo did: the memory it counted as restated (None when there was none
     or the ranker could not be reached), and the notes to pass on."""
 
@@ -179,16 +352,16 @@ async def count_echo(service: MemoryService, decision: Decision, namespace: str)
     echoed = decision.echoed
     if echoed is None:
         return Echo(None, [])
+    wording = (
+        f"stored as a wording of {echoed.id} (the judge took it for a restatement, too unlike "
+        "it to merge)"
+    )
+    if not decision.echo_counted:
+        return Echo(echoed.id, [f"{wording}; too far apart to count as a mention of it"])
     reinforced = await service.ranker.reinforce(service.rscope(namespace), echoed.id)
     if isinstance(reinforced, PeerFailure):
         return Echo(None, skipped(reinforced, "the mention of the restated memory was not counted"))
     counted = (
         "counted as a mention of it" if reinforced.counted else "its mention was counted lately"
     )
-    return Echo(
-        echoed.id,
-        [
-            f"stored as its own memory: the judge took it for a restatement of {echoed.id}, too "
-            f"unlike it to merge; {counted}"
-        ],
-    )
+    return Echo(echoed.id, [f"{wording}; {counted}"])

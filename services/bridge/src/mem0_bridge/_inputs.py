@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 import uuid
+from datetime import UTC, datetime
 
 from mem0_bridge._errors import BridgeError
 from mem0mcp.contract import MAX_TEXT_CHARS, normalise_text
@@ -62,6 +63,21 @@ def check_memory_id(memory_id: str) -> str:
             f"memory_id must be a memory's UUID (like 123e4567-e89b-12d3-a456-426614174000), "
             f"got {quote(memory_id)}; take it from memory_search or memory_list."
         ) from None
+
+
+def check_time(value: str, field: str) -> datetime:
+    """An RFC 3339 time with its offset (`2026-12-01T09:00:00Z`), as an aware datetime."""
+    text = value.strip()
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise BridgeError(
+            f"{field} must be an RFC 3339 time with its offset, like 2026-12-01T09:00:00Z, "
+            f"got {quote(value)}. Nothing was searched."
+        )
+    return moment.astimezone(UTC)
 
 
 def check_reset_token(token: str | None) -> str:

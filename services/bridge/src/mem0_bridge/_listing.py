@@ -19,10 +19,18 @@ if TYPE_CHECKING:
 async def _memories(
     service: MemoryService, namespaces: Sequence[str] | None, top_k: int
 ) -> list[Memory]:
+    """The scope's memories, pins and folded restatements left out (the memory a restatement
+    was folded into lists the fact)."""
     if namespaces is None:
-        return [m for m in await service.list_one(None, LIST_CAP) if not is_pin_namespace(m.run_id)]
-    found = await gather(*(functools.partial(service.list_one, ns, top_k) for ns in namespaces))
-    return [memory for memories in found for memory in memories]
+        found = [await service.list_one(None, LIST_CAP)]
+    else:
+        found = await gather(*(functools.partial(service.list_one, ns, top_k) for ns in namespaces))
+    return [
+        memory
+        for memories in found
+        for memory in memories
+        if not is_pin_namespace(memory.run_id) and memory.lifetime.folded_into is None
+    ]
 
 
 async def list_scope(

@@ -7,15 +7,17 @@ message tells an agent what to do about it rather than echoing a status code.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import httpx
 
+from mem0_bridge._lifetime import Lifetime, parse_time
 from mem0_bridge._settings import BridgeSettings
 from mem0_common import CLIENT_KEEPALIVE_EXPIRY_SECONDS
 from mem0mcp.contract import MAX_ID_CHARS, max_items
@@ -61,17 +63,6 @@ class Mem0Error(Exception):
         self.outcome_unknown = outcome_unknown
 
 
-def parse_time(value: str | None) -> datetime | None:
-    """A time as mem0 gives it (ISO 8601, naive meaning UTC); None when absent or unreadable."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
 def newest_time(created_at: str | None, updated_at: str | None) -> datetime | None:
     times = [t for t in (parse_time(created_at), parse_time(updated_at)) if t is not None]
     return max(times) if times else None
@@ -107,6 +98,11 @@ class Memory:
             return ()
         found = (v for v in value if isinstance(v, str) and 0 < len(v) <= MAX_ID_CHARS)
         return tuple(itertools.islice(found, MAX_RELATED))
+
+    @functools.cached_property
+    def lifetime(self) -> Lifetime:
+        """When the memory's value held, and what superseded or absorbed it (`_lifetime`)."""
+        return Lifetime.of(self.metadata, self.created_at)
 
     @property
     def active_at(self) -> float:
@@ -330,8 +326,19 @@ class Mem0Client:
             raise
         return Memory.from_api(answer) if isinstance(answer, dict) and answer.get("id") else None
 
-    async def update(self, memory_id: str, text: str) -> None:
-        await self._request("PUT", f"/memories/{memory_id}", what="the update", json={"text": text})
+    async def update(
+        self, memory_id: str, text: str | None = None, *, metadata: Mapping[str, Any] | None = None
+    ) -> None:
+        """Rewrite the text, merge `metadata` into the memory's own (mem0 merges key by key),
+        or both in one request."""
+        body: dict[str, Any] = {}
+        if text is not None:
+            body["text"] = text
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+        if not body:
+            raise ValueError("update() needs a text or metadata")
+        await self._request("PUT", f"/memories/{memory_id}", what="the update", json=body)
 
     async def delete(self, memory_id: str) -> None:
         await self._request("DELETE", f"/memories/{memory_id}", what="the delete")

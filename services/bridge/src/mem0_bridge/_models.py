@@ -17,12 +17,25 @@ class Hit(BaseModel):
     age: str = Field(description="Age of the newer of updated and created time: <1h, 5h, 3d, 2mo.")
     created_at: str | None
     updated_at: str | None
+    current: bool = Field(
+        default=True, description="False when a newer memory superseded this value."
+    )
+    valid_from: str | None = Field(default=None, description="Since when the value holds.")
+    valid_until: str | None = Field(
+        default=None, description="Until when the value held (superseded memories only)."
+    )
+    superseded_by: str | None = Field(
+        default=None, description="The memory holding the newer value, when superseded."
+    )
 
 
 class SearchResult(BaseModel):
     query: str
     rewritten_query: str | None = Field(
         description="The statement the question was rewritten to, when it was searched too."
+    )
+    as_of: str | None = Field(
+        default=None, description="The time asked about: hits are the memories current then."
     )
     reranked: bool = Field(description="False when the ranker was unavailable (mem0's order).")
     hits: list[Hit]
@@ -42,8 +55,10 @@ class AddResult(BaseModel):
     action: AddAction = Field(
         description="added: new memory; duplicate: identical text already stored, nothing done; "
         "reinforced: the judge found the same fact, its mention count grew (the memory takes the "
-        "new words when they name a value or name it lacked); updated: the fact replaced an "
-        "older one (same id, history kept); unchanged: mem0 stored nothing."
+        "new words when they name a value or name it lacked); updated: the fact changed: the "
+        "memory in memory_ids holds the new value (a new memory, or an older one holding that "
+        "value again) and the memories in superseded_ids, which held the older value, are kept "
+        "but marked superseded; unchanged: mem0 stored nothing."
     )
     memory_ids: list[str]
     namespace: str
@@ -54,13 +69,19 @@ class AddResult(BaseModel):
     mentions: int | None = Field(default=None, description="Mention count after reinforcing.")
     folded_ids: list[str] = Field(
         default_factory=list,
-        description="Other copies of the same fact (restatements, older values) that were "
-        "removed in favour of this memory, their mentions carried over and history kept.",
+        description="Other copies of the same value folded into this memory, their mentions "
+        "carried over; their ids keep answering by-id tools for it.",
+    )
+    superseded_ids: list[str] = Field(
+        default_factory=list,
+        description="Memories holding an older value of this fact, now marked superseded by "
+        "memory_ids[0] (kept: readable by id, in memory_history and with as_of; undo with "
+        "memory_reinstate).",
     )
     restates: str | None = Field(
         default=None,
-        description="added only: the memory the judge took this fact for a restatement of, too "
-        "unlike it to merge; the add counted as a mention of that memory.",
+        description="The memory the judge took this fact for a restatement of, too unlike it to "
+        "merge: stored as a wording of it (search shows one of them), counted as a mention.",
     )
     notes: list[str]
 
@@ -87,7 +108,7 @@ class PinsResult(BaseModel):
 class ChangeResult(BaseModel):
     """The outcome of an update, delete or unpin of one memory."""
 
-    action: Literal["updated", "deleted", "unpinned"]
+    action: Literal["updated", "deleted", "unpinned", "reinstated"]
     memory_id: str
     namespace: str | None
     text: str = Field(description="The memory's text now (updated) or before removal.")
@@ -102,9 +123,20 @@ class HistoryEvent(BaseModel):
     at: str | None
 
 
+class Span(BaseModel):
+    valid_from: str
+    valid_until: str | None = Field(description="null while the value holds.")
+
+
 class HistoryResult(BaseModel):
     memory_id: str
     events: list[HistoryEvent]
+    current: bool = Field(description="Whether the memory holds its fact's value now.")
+    validity: list[Span] = Field(description="When the value held, oldest first.")
+    superseded_by: str | None = Field(description="The memory holding the newer value.")
+    supersedes: list[str] = Field(description="The memories whose older values this replaced.")
+    folded_into: str | None = Field(description="The memory this restatement was folded into.")
+    notes: list[str] = Field(default_factory=list)
 
 
 class ResetResult(BaseModel):

@@ -4,8 +4,9 @@ An add that could not be judged (judge down, too slow, a broken call) is stored 
 pending with the ranker, which keeps the queue durably for every bridge replica. This task
 leases a few pending memories at a time, oldest first, and judges each against the memories of
 its scope stored before it, exactly as the add would have: a restatement reinforces the older
-memory (taking its words if they add a detail) and is removed, a change rewrites the older
-memory in place and is removed, and a new fact stays. It runs without any client call, and only
+memory (taking its words if they add a detail) and is folded into it (marked, not deleted, so
+the id the agent was given keeps answering), a change marks the older value superseded by it,
+and a new fact stays. It runs without any client call, and only
 while the judge can give verdicts.
 """
 
@@ -18,14 +19,25 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from mem0_bridge._folding import Decision, apply, candidates, count_echo, decide, verdicts_on
 from mem0_bridge._grpc import PeerFailure
-from mem0_bridge._mem0 import Memory, parse_time
+from mem0_bridge._lifetime import RESTATES, parse_time
+from mem0_bridge._mem0 import Memory
 from mem0_bridge._metrics import RECONCILED
 from mem0_bridge._ranker import PendingMemory
 
 if TYPE_CHECKING:
     from mem0_bridge._service import MemoryService
+from mem0_bridge._folding import (
+    Applied,
+    apply,
+    candidates,
+    count_echo,
+    decide,
+    mark,
+    supersede,
+    superseding_metadata,
+    verdicts_on,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +110,11 @@ class Reconciler:
             return outcome
 
     async def _judged(self, memory: Memory, namespace: str) -> str | None:
+        """Judge `memory` against the memories stored before it, as its add would have been,
+        and record the outcome as of the time it was stored."""
         service = self._service
+        if not memory.lifetime.current:
+            return "new"  # already superseded or folded by a later add: nothing left to do
         older = [
             c
             for c in await candidates(service, memory.text, namespace)
@@ -110,13 +126,25 @@ class Reconciler:
         if isinstance(verdicts, PeerFailure):
             return None
         decision = decide(memory.text, older, verdicts, service.settings)
+        at = memory.lifetime.valid_from or service.now()
         if decision.kind is None or decision.survivor is None:
-            await count_echo(service, decision, namespace)
-            return "new"
-        # The pending memory goes too: the older memory keeps the fact (and its id and history).
-        whole = Decision(decision.kind, decision.survivor, (*decision.removed, memory))
-        await apply(service, whole, memory.text, namespace)
-        return "restated" if decision.kind == "same" else "changed"
+            applied = Applied(memory)
+            await supersede(service, decision.superseded, memory.id, at, applied)
+            own = {**superseding_metadata(decision)}
+            echo = await count_echo(service, decision, namespace)
+            if echo.memory_id is not None and decision.echoed is not None:
+                own[RESTATES] = echo.memory_id
+                echoed = decision.echoed
+                await mark(service, echoed, echoed.lifetime.worded(memory.id), "with a wording")
+            if own:
+                await mark(service, memory, own, "with what it replaces")
+            return "changed" if applied.superseded else "new"
+        # The older memory keeps the fact (and its id and history); the pending one is folded
+        # into it, so its id, which the agent was given, keeps answering.
+        applied = await apply(service, decision, memory.text, namespace, at)
+        await mark(service, memory, memory.lifetime.folded(applied.survivor.id, at), "folded")
+        await service.ranker.fold(service.rscope(namespace), applied.survivor.id, [memory.id])
+        return "restated" if decision.kind == "same" and not applied.superseded else "changed"
 
 
 def _stored_before(candidate: Memory, memory: Memory) -> bool:

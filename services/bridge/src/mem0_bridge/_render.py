@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from mem0_bridge._lifetime import rfc3339
 from mem0_bridge._mem0 import Memory, newest_time
 from mem0_bridge._models import (
     AddResult,
@@ -44,6 +45,7 @@ def format_age(created_at: str | None, updated_at: str | None, now: datetime | N
 
 
 def to_hit(memory: Memory, *, score: float | None, mentions: int | None = None) -> Hit:
+    life = memory.lifetime
     return Hit(
         id=memory.id,
         text=memory.text,
@@ -54,6 +56,10 @@ def to_hit(memory: Memory, *, score: float | None, mentions: int | None = None) 
         age=format_age(memory.created_at, memory.updated_at),
         created_at=memory.created_at,
         updated_at=memory.updated_at,
+        current=life.current,
+        valid_from=None if life.valid_from is None else rfc3339(life.valid_from),
+        valid_until=None if life.valid_until is None else rfc3339(life.valid_until),
+        superseded_by=life.superseded_by,
     )
 
 
@@ -72,7 +78,8 @@ def _one_line(text: str) -> str:
 
 def hit_line(hit: Hit) -> str:
     score = "-" if hit.score is None else f"{hit.score:.3f}"
-    return f"{hit.id}\t{score}\t{hit.age}\t{_one_line(hit.text)}"
+    mark = "" if hit.current else f"[superseded by {hit.superseded_by}] "
+    return f"{hit.id}\t{score}\t{hit.age}\t{mark}{_one_line(hit.text)}"
 
 
 def _with_notes(lines: Iterable[str], notes: Iterable[str]) -> str:
@@ -96,12 +103,15 @@ def render_add(result: AddResult) -> str:
         "duplicate": f"duplicate: already stored as {ids}; nothing added",
         "reinforced": f"reinforced {ids}: the same fact was already stored; nothing added"
         + (f" (mentions: {result.mentions})" if result.mentions is not None else ""),
-        "updated": f"updated {ids}: replaced {result.previous_text!r}",
+        "updated": f"updated: {ids} holds the new value"
+        + (f", replacing {result.previous_text!r}" if result.previous_text else ""),
         "unchanged": "unchanged: mem0 stored nothing new",
     }[result.action]
     lines = [head, *(f"  {_one_line(text)}" for text in result.memories)]
     if result.folded_ids:
         lines.append(f"  folded copies: {', '.join(result.folded_ids)}")
+    if result.superseded_ids:
+        lines.append(f"  superseded (kept): {', '.join(result.superseded_ids)}")
     return _with_notes(lines, result.notes)
 
 
@@ -135,7 +145,12 @@ def render_history(result: HistoryResult) -> str:
         f"{e.at or '?'}\t{e.event}\t{_one_line(e.old_text or '')} -> {_one_line(e.new_text or '')}"
         for e in result.events
     ]
-    return "\n".join(lines or [f"no history for {result.memory_id}"])
+    if not lines:
+        lines = [f"no history for {result.memory_id}"]
+    lines += [
+        f"valid\t{span.valid_from} -> {span.valid_until or 'now'}" for span in result.validity
+    ]
+    return _with_notes(lines, result.notes)
 
 
 def render_reset(result: ResetResult) -> str:

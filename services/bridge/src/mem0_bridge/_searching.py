@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -20,8 +20,9 @@ import anyio
 from mem0_bridge._concurrency import both
 from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._inputs import check_text, same_text
+from mem0_bridge._lifetime import one_per_fact, rfc3339, superseded_last
 from mem0_bridge._mem0 import Mem0Error, Memory, newest_time
-from mem0_bridge._models import SearchResult
+from mem0_bridge._models import Hit, SearchResult
 from mem0_bridge._ranker import RankCandidate
 from mem0_bridge._render import to_hit
 from mem0_bridge._scopes import is_pin_namespace
@@ -53,9 +54,15 @@ class _Rewritten:
 
 
 async def search(
-    service: MemoryService, query: str, namespaces: Sequence[str] | None, limit: int
+    service: MemoryService,
+    query: str,
+    namespaces: Sequence[str] | None,
+    limit: int,
+    as_of: datetime | None = None,
 ) -> SearchResult:
-    """Search `namespaces` (None: all of the user's, pins excluded) for `query`."""
+    """Search `namespaces` (None: all of the user's, pins excluded) for `query`: the current
+    memories, each superseded one below the memory that superseded it; with `as_of`, the
+    memories that were current then."""
     query = check_text(query, "query")
     top_k = min(limit * service.settings.search_overfetch, SEARCH_CAP)
     raw, rewritten = await both(
@@ -64,7 +71,11 @@ async def search(
         ),
         functools.partial(rewritten_search, service, query, namespaces, top_k),
     )
-    relative = on_one_scale(raw, rewritten.hits)
+    relative = {
+        memory_id: pair
+        for memory_id, pair in on_one_scale(raw, rewritten.hits).items()
+        if _answers(pair[0], as_of)
+    }
     merged = {memory.id: memory for memory, _ in relative.values()}
     ordered = sorted(relative.values(), key=lambda pair: pair[1], reverse=True)
     restated = restatements([m for m, _ in ordered])
@@ -91,20 +102,87 @@ async def search(
     if isinstance(ranked, PeerFailure):
         notes.append(ranked.note(UNRERANKED))
         # Unranked, a hit's score is mem0's own, as an agent would get it from mem0.
-        hits = [to_hit(m, score=m.score) for m, _ in ordered[:limit]]
+        hits = [to_hit(m, score=m.score) for m, _ in ordered]
     else:
         hits = [
             to_hit(merged[r.memory_id], score=r.score, mentions=r.mentions)
             for r in ranked
             if r.memory_id in merged
-        ][:limit]
+        ]
+    if as_of is None:
+        hits = await _successors_first(service, hits, namespaces)
+    hits = one_per_fact(hits, key=_hit_id, restates=_hit_restates(merged))[:limit]
     return SearchResult(
         query=query,
+        as_of=None if as_of is None else rfc3339(as_of),
         rewritten_query=rewritten.statement,
         reranked=not isinstance(ranked, PeerFailure),
         hits=hits,
         notes=notes,
     )
+
+
+def _answers(memory: Memory, as_of: datetime | None) -> bool:
+    """Does `memory` belong in the results: not folded (the memory it was folded into speaks
+    for it), and with `as_of`, current at that time?"""
+    life = memory.lifetime
+    if as_of is None:
+        return life.folded_into is None
+    return life.held_at(as_of)
+
+
+def _hit_id(hit: Hit) -> str:
+    return hit.id
+
+
+def _hit_restates(merged: Mapping[str, Memory]) -> Callable[[Hit], str | None]:
+    def restates(hit: Hit) -> str | None:
+        memory = merged.get(hit.id)
+        return None if memory is None else memory.lifetime.restates
+
+    return restates
+
+
+#: Links followed from a superseded hit to the current memory of its fact.
+MAX_SUCCESSOR_HOPS = 4
+
+
+async def _successors_first(
+    service: MemoryService, hits: list[Hit], namespaces: Sequence[str] | None
+) -> list[Hit]:
+    """`hits` with each superseded hit below the memory that superseded it; one the search did
+    not find is fetched and placed where the superseded hit was, so an older value never
+    answers first. Only memories of the searched namespaces are fetched."""
+    found = {hit.id for hit in hits}
+    fetched: dict[str, Hit] = {}
+    #: Per superseded hit, the memory among the results it must rank below.
+    below: dict[str, str] = {}
+    for hit in hits:
+        successor_id, hops = hit.superseded_by, 0
+        while successor_id is not None and hops < MAX_SUCCESSOR_HOPS:
+            if successor_id in found:
+                below[hit.id] = successor_id
+                break
+            hops += 1
+            successor = await service.mem0.get(successor_id)
+            if (
+                successor is None
+                or successor.user_id != service.user_id
+                or (namespaces is not None and successor.run_id not in namespaces)
+            ):
+                break
+            if successor.lifetime.current:
+                fetched[hit.id] = to_hit(successor, score=hit.score)
+                found.add(successor.id)
+                below[hit.id] = successor.id
+                break
+            successor_id = successor.lifetime.superseded_by
+    with_successors: list[Hit] = []
+    for hit in hits:
+        if hit.id in fetched:
+            with_successors.append(fetched[hit.id])
+        with_successors.append(hit)
+    return superseded_last(with_successors, key=_hit_id, superseder=lambda hit: below.get(hit.id))
 
 
 @dataclass(frozen=True)
@@ -122,7 +200,7 @@ def restatements(memories: Sequence[Memory]) -> Restatements:
 
     Without a judge (or where the verdict guard keeps a restatement apart), a fact said again
     in other words is a memory of its own, and the ranker would see each wording alone:
-    - "1 core", then "0.5 cores", then "capped at 1 core" leaves the first memory older than
+    - "1 service", then "0.5 cores", then "capped at 1 service" leaves the first memory older than
       the change it was reverted from, and recency ranked the change first. Told when its
       values were last stated (`at`), the ranker counts that as activity.
     - A fact said six times in three wordings looked like three facts said twice. Told each

@@ -73,7 +73,8 @@ Long-term memory shared across sessions and agents.
 - At the start of a task call memory_pins: standing rules and facts that always apply.
 - Before re-deriving something (a command, a decision, a convention), memory_search for it.
 - Store durable, self-contained facts with memory_add (one fact per call, no secrets). The
-  server reconciles: a restated fact reinforces the stored one, a changed fact updates it.
+  server reconciles: a restated fact reinforces the stored one, a changed fact supersedes it
+  (kept: memory_search(as_of=...) and memory_history show what held when).
 - Scopes: "project" (default; search also reads "global"), "global" (cross-project), "all".
 Hits render as id<TAB>score<TAB>age<TAB>text; ids are UUIDs for update/delete/history."""
 
@@ -359,8 +360,9 @@ async def memory_add(
 ) -> AddResult:
     """Store one durable, self-contained fact. Reconciles instead of piling up: an identical
     recent add is reported as a duplicate, a restatement of a stored fact reinforces it, a
-    changed fact updates the old memory in place (same id). The answer says which happened
-    (added, duplicate, reinforced, updated) with the memory ids."""
+    changed fact is stored and the memory with the old value is marked superseded (kept, never
+    deleted: see memory_history, memory_search(as_of=...), memory_reinstate). The answer says
+    which happened (added, duplicate, reinforced, updated) with the ids."""
     return await service.add(text, scope, where)
 
 
@@ -372,11 +374,20 @@ async def memory_search(
     query: Annotated[str, Field(description="What to recall: a question or keywords.")],
     scope: ReadScope = "project",
     limit: Annotated[int, Field(ge=1, le=50, description="Most hits to return.")] = 10,
+    as_of: Annotated[
+        str | None,
+        Field(
+            description="An RFC 3339 time (2026-12-01T09:00:00Z): answer with the memories "
+            "that were current then, instead of now."
+        ),
+    ] = None,
 ) -> SearchResult:
     """Semantic recall. Questions work (they are also searched as the statement that would
-    answer them). Results are reranked so reconfirmed and recent facts rank higher. One hit
-    per line: id<TAB>score<TAB>age<TAB>text. Pins never appear here."""
-    return await service.search(query, scope, limit, where)
+    answer them). Results are reranked so reconfirmed and recent facts rank higher, and a
+    superseded value always ranks below the value that replaced it. as_of=<RFC 3339 time>
+    answers with what was current then. One hit per line: id<TAB>score<TAB>age<TAB>text. Pins
+    never appear here."""
+    return await service.search(query, scope, limit, where, as_of)
 
 
 @_tool(_READ, _render.render_list)
@@ -446,9 +457,18 @@ async def memory_delete(service: Service, where: Scoped, *, memory_id: MemoryId)
     return await service.delete(memory_id, where)
 
 
+@_tool(ToolAnnotations(destructive_hint=False, idempotent_hint=True), _render.render_change)
+async def memory_reinstate(service: Service, where: Scoped, *, memory_id: MemoryId) -> ChangeResult:
+    """Make a superseded memory current again, by id: undo a change recorded by mistake (the
+    memory that superseded it becomes superseded in turn). Stating the old value again with
+    memory_add does the same."""
+    return await service.reinstate(memory_id, where)
+
+
 @_tool(_READ, _render.render_history)
 async def memory_history(service: Service, where: Scoped, *, memory_id: MemoryId) -> HistoryResult:
-    """How one memory changed over time (added, updated, deleted), oldest first."""
+    """How one memory changed over time (added, updated, deleted), oldest first, and when its
+    value held: its validity spans, and the memory that superseded it if any."""
     return await service.history(memory_id, where)
 
 

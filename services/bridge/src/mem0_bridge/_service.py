@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from mem0_bridge import _adding, _by_id, _listing, _models, _pins, _searching
 from mem0_bridge._access import EVERYTHING, Grant
@@ -22,7 +23,7 @@ from mem0_bridge._by_id import Readable
 from mem0_bridge._concurrency import KeyedLocks
 from mem0_bridge._errors import BridgeError
 from mem0_bridge._grpc import skipped
-from mem0_bridge._inputs import check_reset_token
+from mem0_bridge._inputs import check_reset_token, check_time
 from mem0_bridge._judge import JudgeClient
 from mem0_bridge._mem0 import LIST_CAP, Mem0Client, Mem0Error, Memory
 from mem0_bridge._pending import Reconciler
@@ -38,6 +39,7 @@ from mem0_bridge._scopes import (
     write_namespace,
 )
 from mem0_bridge._settings import BridgeSettings
+from mem0_common import clock_for
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,12 @@ class MemoryService:
         #: it); adds in different scopes run concurrently.
         self.scope_locks = KeyedLocks()
         self.reconciler = Reconciler(self)
+        #: Epoch seconds now: `time.time`, or the benchmarks' test clock (`test_clock_file`).
+        self.clock = clock_for(settings.test_clock_file, "MEM0_TEST_CLOCK_FILE")
+
+    def now(self) -> datetime:
+        """The current time, as validity spans record it."""
+        return datetime.fromtimestamp(self.clock(), UTC)
 
     @property
     def user_id(self) -> str:
@@ -114,10 +122,11 @@ class MemoryService:
         return await _adding.add(self, text, namespace)
 
     async def search(
-        self, query: str, scope: Scope, limit: int, where: Where
+        self, query: str, scope: Scope, limit: int, where: Where, as_of: str | None = None
     ) -> _models.SearchResult:
+        moment = None if as_of is None else check_time(as_of, "as_of")
         namespaces = where.readable_namespaces(scope, merge_global=True)
-        return await _searching.search(self, query, namespaces, limit)
+        return await _searching.search(self, query, namespaces, limit, moment)
 
     async def list_scope(self, scope: Scope, limit: int, where: Where) -> _models.ListResult:
         namespaces = where.readable_namespaces(scope, merge_global=False)
@@ -152,6 +161,10 @@ class MemoryService:
 
     async def delete(self, memory_id: str, where: Where) -> _models.ChangeResult:
         return await _by_id.delete(self, memory_id, where.readable(pins=True, writes=True))
+
+    async def reinstate(self, memory_id: str, where: Where) -> _models.ChangeResult:
+        readable = where.readable(pins=True, writes=True)
+        return await _by_id.reinstate(self, memory_id, readable)
 
     async def history(self, memory_id: str, where: Where) -> _models.HistoryResult:
         return await _by_id.history(self, memory_id, where.readable(pins=False, writes=False))

@@ -61,11 +61,20 @@ class BridgeTuning(TuningSettings):
         ge=0,
         le=1,
         description="Semantic similarity (mem0's cosine part of the score) a stored memory "
-        "needs for the judge's SAME or SUPERSEDES on it to be acted on, unless the two "
-        "statements differ only in their values; otherwise the new fact is stored as its own "
-        "memory, since a wrong verdict on two different facts would destroy one of them. The "
-        "default keeps every fact even with a judge that is often wrong; lower it only for a "
-        "judge measured as reliable (`make eval-judge`).",
+        "needs for the judge's SAME on it to be acted on (the new statement folded into it, or "
+        "an older memory made current again), unless the two statements differ only in their "
+        "values; otherwise the new fact is stored as its own memory, a wording of the one it "
+        "restates, since a wrong SAME on two different facts would hide one of them.",
+    )
+    supersede_similarity_floor: float = Field(
+        default=0.7,
+        ge=0,
+        le=1,
+        description="Semantic similarity a current memory needs for the judge's SUPERSEDES on it "
+        "to be acted on (unless the two statements differ only in their values): the memory is "
+        "then marked superseded, never changed or deleted, so a wrong verdict costs a demotion "
+        "that restating or memory_reinstate undoes; the floor keeps a wrong verdict on a "
+        "look-alike fact from demoting it.",
     )
     echo_similarity_floor: float = Field(
         default=0.84,
@@ -84,6 +93,14 @@ class BridgeTuning(TuningSettings):
         "older one (its metadata `related_ids`): the ranker lets recency order only related "
         "memories, which may be versions of one fact. Lower relates look-alike facts; higher "
         "misses changes said in other words.",
+    )
+    test_clock_file: Path | None = Field(
+        default=None,
+        description=(
+            "TEST ONLY, never in production: a file holding epoch seconds read as the bridge's "
+            "current time (when a value began or stopped holding), so benchmarks replay months "
+            "in minutes."
+        ),
     )
     judge_max_candidates: int = Field(
         default=5,

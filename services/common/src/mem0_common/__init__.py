@@ -1,5 +1,6 @@
 """What every mem0-mcp service shares, so that no service carries its own copy."""
 
+from mem0_common._clock import clock_for, read_clock
 from mem0_common._files import private_files
 from mem0_common._interceptors import REQUEST_ID_HEADER, CallInterceptor
 from mem0_common._keepalive import CLIENT_KEEPALIVE_EXPIRY_SECONDS, SERVER_KEEP_ALIVE_SECONDS
@@ -27,9 +28,11 @@ __all__ = [
     "TuningSettings",
     "announce_listening",
     "bare_or_quoted",
+    "clock_for",
     "configure_logging",
     "private_files",
     "quote_input",
+    "read_clock",
     "render_env_table",
     "render_tuning_table",
     "request_id_var",

@@ -17,18 +17,12 @@ import logging
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
+from mem0_common import read_clock
+
 logger = logging.getLogger(__name__)
 
 #: mem0's modules that call `datetime.now()` for what they store.
 PATCHED_MODULES = ("mem0.memory.main", "mem0.memory.storage")
-
-
-def read_clock(path: Path) -> float:
-    """The moment in the clock file, in epoch seconds; RuntimeError when it cannot be read."""
-    try:
-        return float(path.read_text().strip())
-    except (OSError, ValueError) as exc:
-        raise RuntimeError(f"test clock file {path} is unreadable: {exc}") from exc
 
 
 def clocked_datetime(path: Path) -> type[datetime]:

@@ -10,7 +10,8 @@ Then `bench.load`'s workload (50 clients, half of them on the 2025-11-25 handsha
 2026-07-28) runs through the balancer, once without faults and once with one bridge killed
 mid-run (SIGKILL, not restarted: the balancer takes it out and the other replica carries the
 load), and `bench.load`'s checker must find no fact stored twice, no acknowledged write lost
-and every changed fact holding its latest value.
+and every changed fact holding its latest value (the checker's whole verdict, its newer gates
+included).
 
 Racing restatements of one fact that land on different replicas are ordered by each bridge's
 own per-scope lock only, until the ranker's cross-replica lease lands; until then the load
@@ -121,6 +122,7 @@ def _report(entry: dict[str, Any]) -> None:
             "protocols",
             "collisions",
             "fault",
+            "after_run",
         )
     }
     shown["latency_p50_p95_ms"] = {
@@ -182,6 +184,8 @@ async def test_fifty_clients_through_the_balancer_leave_the_store_right(stack: S
     assert entry["check"]["duplicate_memories"] == 0
     assert entry["check"]["lost"] == 0
     assert entry["check"]["stale"] == 0
+    # And bench.load's newer gates: one current memory per fact, its latest value found first.
+    assert entry["passed"], entry["check"]
 
 
 @pytest.mark.timeout(1200)
@@ -204,3 +208,5 @@ async def test_one_bridge_killed_mid_run_leaves_the_store_right(stack: Stack) ->
     assert entry["check"]["duplicate_memories"] == 0
     assert entry["check"]["lost"] == 0
     assert entry["check"]["stale"] == 0
+    # And bench.load's newer gates: one current memory per fact, its latest value found first.
+    assert entry["passed"], entry["check"]

@@ -255,6 +255,9 @@ def _figures(
         "calls": len(latencies),
         "errors": sum(recorder.errors.values()),
         "calls_per_second": round(len(latencies) / wall, 2),
+        # Throughput per CPU second the run's processes got: what replicas cannot change while
+        # the machine is saturated (the rate follows the CPU other users leave).
+        "calls_per_cpu_second": round(len(latencies) / ours, 2),
         "p50_ms": round(percentile(latencies, 50) * 1000, 1),
         "p95_ms": round(percentile(latencies, 95) * 1000, 1),
         "latency_seconds": latencies,
@@ -323,6 +326,7 @@ def summary(runs: Sequence[dict[str, Any]], clients: int, seconds: float) -> dic
         "seconds_per_run": seconds,
         "calls_per_second": rates,
         "ratio_2_to_1": round(ratio, 2) if ratio is not None else None,
+        "calls_per_cpu_second": _by_replicas(runs, "calls_per_cpu_second"),
         "p50_ms": _pooled(runs, 50),
         "p95_ms": _pooled(runs, 95),
         "call_time_share": _mean_shares(runs, "call_time_share"),
@@ -337,6 +341,7 @@ def print_table(runs: Sequence[dict[str, Any]], result: dict[str, Any]) -> None:
     headers = [
         "replicas",
         "calls/s",
+        "calls/cpu s",
         "p50 ms",
         "p95 ms",
         "err",
@@ -352,6 +357,7 @@ def print_table(runs: Sequence[dict[str, Any]], result: dict[str, Any]) -> None:
         [
             r["replicas"],
             r["calls_per_second"],
+            r["calls_per_cpu_second"],
             r["p50_ms"],
             r["p95_ms"],
             r["errors"],
@@ -375,6 +381,8 @@ def print_table(runs: Sequence[dict[str, Any]], result: dict[str, Any]) -> None:
         "\ncalls/s by replicas: "
         + ", ".join(f"{n}: {rate}" for n, rate in rates.items())
         + (f"; 2 vs 1: x{result['ratio_2_to_1']}" if result["ratio_2_to_1"] else "")
+        + "; per CPU second of ours: "
+        + ", ".join(f"{n}: {rate}" for n, rate in result["calls_per_cpu_second"].items())
     )
 
 

@@ -51,6 +51,9 @@ COLLISION_CHANCE = 0.05
 PARTNER_WAIT_SECONDS = 10.0
 #: A call that has not answered by then is abandoned and counted as a timeout.
 CALL_TIMEOUT_SECONDS = 120.0
+#: How clients speak MCP: `auto` negotiates (2026-07-28 with the bridge), `legacy` pins the
+#: 2025-11-25 handshake, `mixed` has every other client pin it.
+PROTOCOLS = ("auto", "legacy", "mixed")
 MAX_ERROR_SAMPLES = 5
 
 
@@ -86,6 +89,13 @@ def error_cause(message: str) -> str:
     if lowered.startswith(("connecterror", "readerror", "remoteprotocolerror", "readtimeout")):
         return "transport"
     return "other"
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception an exception group holds (however deep), else `exc` itself."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 class ReadWriteLock:
@@ -229,6 +239,8 @@ class Recorder:
     wordings: Counter[str] = field(default_factory=Counter)
     #: The workload's answered searches, with their hits.
     searches: list[Searched] = field(default_factory=list)
+    #: Sessions by the protocol revision their client negotiated.
+    protocols: Counter[str] = field(default_factory=Counter)
 
     def now(self) -> float:
         return time.monotonic() - self.started
@@ -263,11 +275,28 @@ class Recorder:
 class Workload:
     """The shared state of one run's clients."""
 
-    def __init__(self, facts: Sequence[Fact], recorder: Recorder, seed: int) -> None:
+    def __init__(
+        self,
+        facts: Sequence[Fact],
+        recorder: Recorder,
+        seed: int,
+        *,
+        token: str | None = None,
+        protocol: str = "auto",
+    ) -> None:
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
         self.states = [FactState(f) for f in facts]
         self.recorder = recorder
         self.seed = seed
+        self.token = token
+        self.protocol = protocol
         self.invitations: deque[Invitation] = deque()
+
+    def mode(self, index: int) -> str:
+        """Client `index`'s connect mode (`auto` or `legacy`) under the workload's protocol."""
+        legacy = self.protocol == "legacy" or (self.protocol == "mixed" and index % 2 == 1)
+        return "legacy" if legacy else "auto"
 
     # ---- choosing -------------------------------------------------------------------------
 
@@ -434,7 +463,8 @@ class Workload:
         rng = random.Random(self.seed * 1000 + index)
         arrived = False
         try:
-            async with http_bridge(url) as client:
+            async with http_bridge(url, self.token, mode=self.mode(index)) as client:
+                self.recorder.protocols[client.protocol_version] += 1
                 gate.arrived()
                 arrived = True
                 deadline = await gate.wait()
@@ -456,8 +486,11 @@ class Workload:
                         await self._change(client, rng, back=op == "change_back")
                     else:
                         await self._search(client, rng)
-        except Exception as exc:  # a client that cannot connect is counted
-            self.recorder.error("session", f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # a client that cannot connect, or whose session dies
+            leaf = _leaf(exc)
+            self.recorder.error(
+                "session", f"{self.mode(index)} client: {type(leaf).__name__}: {leaf}"
+            )
         finally:
             if not arrived:
                 gate.arrived()

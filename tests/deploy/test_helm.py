@@ -109,8 +109,9 @@ COMPOSE_VARIANT = {
 
 #: Variables the chart sets that compose.yaml does not, and why.
 EXTRA_ENV = {
-    # bridge.tokensFile: the file the tokens Secret is mounted as.
-    "bridge": {"MEM0_HTTP_TOKENS_FILE"},
+    # bridge.tokensFile: the file the tokens Secret is mounted as. The request-state secret:
+    # the chart's bridge runs replicas (compose runs one, which needs none).
+    "bridge": {"MEM0_HTTP_TOKENS_FILE", "MEM0_REQUEST_STATE_SECRET"},
     # metrics.enabled: metrics on the pod's address behind a token (compose keeps them on loopback).
     "ranker": {"RANKER_METRICS_HOST", "RANKER_METRICS_TOKEN"},
     "judge": {"JUDGE_METRICS_HOST", "JUDGE_METRICS_TOKEN"},

@@ -29,7 +29,14 @@ from tests.bridge.conftest import RESET_TOKEN, Stack
 from tests.support.processes import ServiceProcess
 from tests.support.round_robin import RunningProxy, running_proxy
 
-pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow]
+pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow, pytest.mark.subprocess]
+
+
+@pytest.fixture(scope="session")
+def stack(full_stack: Stack) -> Stack:
+    """Bridge processes reach mem0 over HTTP: these tests run on the full stack."""
+    return full_stack
+
 
 TOKEN = "bridge-replicas-test-token"  # noqa: S105 - a test fixture value
 #: What the replicas of one deployment share, so that either opens what the other sealed.

@@ -141,6 +141,8 @@ class Options:
     settle_max: float
     quiet: float
     seed: int
+    #: Share of changes, change-backs and restatements worded in the new style.
+    new_style_share: float = NEW_STYLE_SHARE
 
 
 @dataclass
@@ -425,7 +427,12 @@ async def run_load(
     )
     recorder = Recorder() if recorder is None else recorder
     workload = Workload(
-        facts, recorder, seed=options.seed + index, token=target.token, protocol=protocol
+        facts,
+        recorder,
+        seed=options.seed + index,
+        token=target.token,
+        protocol=protocol,
+        new_style_share=options.new_style_share,
     )
     window = FaultWindow(fault.target if fault is not None else scenario)
     gate = StartGate(clients, options.seconds)
@@ -799,6 +806,13 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=9)
     parser.add_argument(
+        "--new-style-share",
+        type=float,
+        default=NEW_STYLE_SHARE,
+        help="share of changes, change-backs and restatements in new wordings (default 1/3; "
+        "0: the plain wordings only)",
+    )
+    parser.add_argument(
         "--output", default="load", help="bench/results/<output>.json and .png (default load)"
     )
     parser.add_argument(
@@ -885,6 +899,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settle_max=args.settle_max,
         quiet=args.quiet,
         seed=args.seed,
+        new_style_share=args.new_style_share,
     )
     started = time.monotonic()
     if target is not None:
@@ -908,7 +923,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "clients": "official MCP client over streamable HTTP, closed loop, no think time",
             "infer": False,
             "op_weights": OP_WEIGHTS,
-            "new_style_share": NEW_STYLE_SHARE,
+            "new_style_share": options.new_style_share,
             "new_style_wordings": list(NEW_TEMPLATES),
             "collision_chance": COLLISION_CHANCE,
             "projects": list(PROJECTS),

@@ -66,11 +66,11 @@ def search_hits(answer: dict[str, Any], project: str) -> tuple[Stored, ...]:
     )
 
 
-def choose_wording(rng: random.Random, op: str) -> int:
+def choose_wording(rng: random.Random, op: str, share: float = NEW_STYLE_SHARE) -> int:
     """The wording (index into `bench.load.facts.WORDINGS`) of an add of kind `op`: a
-    new-style one for `op` `NEW_STYLE_SHARE` of the time when `op` has any, else a plain one."""
+    new-style one for `op` `share` of the time when `op` has any, else a plain one."""
     new_style = NEW_WORDINGS.get(op)
-    if new_style and rng.random() < NEW_STYLE_SHARE:
+    if new_style and rng.random() < share:
         return rng.choice(new_style)
     return rng.randrange(len(TEMPLATES))
 
@@ -283,7 +283,9 @@ class Workload:
         *,
         token: str | None = None,
         protocol: str = "auto",
+        new_style_share: float = NEW_STYLE_SHARE,
     ) -> None:
+        self.new_style_share = new_style_share
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
         self.states = [FactState(f) for f in facts]
@@ -378,13 +380,21 @@ class Workload:
         state = rng.choice(candidates)
         state.claimed = True
         async with state.lock.write():
-            if not await self._add(client, state, "new", choose_wording(rng, "new"), 0):
+            if not await self._add(
+                client, state, "new", choose_wording(rng, "new", self.new_style_share), 0
+            ):
                 state.claimed = state.known  # try again later, as a new fact
 
     async def _restate(self, client: Client, rng: random.Random) -> None:
         state = rng.choice(self._known())
         async with state.lock.read():
-            await self._add(client, state, "restate", choose_wording(rng, "restate"), state.current)
+            await self._add(
+                client,
+                state,
+                "restate",
+                choose_wording(rng, "restate", self.new_style_share),
+                state.current,
+            )
 
     async def _change(self, client: Client, rng: random.Random, *, back: bool) -> None:
         state = rng.choice(self._known())
@@ -392,7 +402,9 @@ class Workload:
             previous = state.previous_value() if back else None
             target = previous if previous is not None else state.next_value()
             op = "change_back" if previous is not None else "change"
-            await self._add(client, state, op, choose_wording(rng, op), target)
+            await self._add(
+                client, state, op, choose_wording(rng, op, self.new_style_share), target
+            )
 
     async def _search(self, client: Client, rng: random.Random) -> None:
         states = self._known() or self.states

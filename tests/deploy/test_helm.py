@@ -51,6 +51,9 @@ from tests.deploy._repo import (
     with_defaults,
 )
 
+#: Every check runs the helm binary (a process): not part of `make test-fast`.
+pytestmark = pytest.mark.subprocess
+
 #: A value no generated secret can be: it must reach the Secret and nothing else.
 OPENAI_KEY = "sk-test-openai-key-in-the-secret-only"
 

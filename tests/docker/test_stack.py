@@ -52,9 +52,16 @@ async def test_every_tool_answers_over_http_from_the_host(stack: Stack) -> None:
             client, "memory_add", text="The billing API listens on port 7070.", project=project
         )
         memory_id = added["memory_ids"][0]
-        found = await call(
-            client, "memory_search", query="which port does billing use?", project=project
-        )
+        # A question's first search never waits for its rewrite, which is fetched in the
+        # background for its next searches: ask until one of them uses it (10 s at most).
+        with anyio.fail_after(10):
+            while True:
+                found = await call(
+                    client, "memory_search", query="which port does billing use?", project=project
+                )
+                if found["rewritten_query"]:
+                    break
+                await anyio.sleep(0.2)
         listed = await call(client, "memory_list", project=project)
         recent = await call(client, "memory_recent", project=project)
         pinned = await call(client, "memory_pin", text="Never deploy on Fridays.", project=project)

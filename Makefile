@@ -7,7 +7,7 @@ PYPROJECTS := pyproject.toml protos/pyproject.toml $(wildcard services/*/pyproje
 
 .PHONY: run test test-fast test-docker install postgres lint format typecheck protos proto-check env-table \
         pytest bench bench-ranker bench-judge bench-mem0-local bench-bridge \
-        bench-load bench-scope-locks eval eval-sweep eval-floor eval-judge local-llm lock clean \
+        bench-load bench-scale bench-scope-locks eval eval-sweep eval-floor eval-judge local-llm lock clean \
         helm-check
 
 run: install
@@ -117,6 +117,13 @@ bench-scope-locks: install postgres
 # duplicate, lost or stale fact. ARGS narrows it, e.g. ARGS="--fault judge --clients 16".
 bench-load: install postgres
 	$(BIN)/python -m bench.load $(ARGS)
+
+# Issue 25: the same mixed load through 1 and then 2 bridge replicas behind HAProxy (Debian's,
+# installed here if missing), alternating, twice (~6 min); bench/results/scale.json and a table
+# of calls/s, latency and where a call's time and the CPU go. ARGS="--clients 8 --rounds 1".
+bench-scale: install postgres
+	scripts/provision-haproxy.sh
+	$(BIN)/python -m bench.scale $(ARGS)
 
 # Re-resolve every dependency together after a pyproject.toml change (torch stays the local CPU build).
 lock:

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +39,7 @@ from bench.load.workload import (
     COLLISION_CHANCE,
     NEW_STYLE_SHARE,
     OP_WEIGHTS,
+    PROTOCOLS,
     SEARCH_LIMIT,
     Recorder,
     StartGate,
@@ -108,6 +109,10 @@ class Services:
         elif target == "judge":
             self.judge = start_judge(self.llm, port=self.ports["judge"])
 
+    def fault(self, target: str) -> Fault:
+        """Taking `target` down and bringing it back, for `inject_fault`."""
+        return Fault(target, lambda: self.kill(target), lambda: self.restart(target))
+
     def close(self) -> None:
         for process in (self.judge, self.ranker, self.mem0):
             if process is not None:
@@ -136,6 +141,8 @@ class Options:
     settle_max: float
     quiet: float
     seed: int
+    #: Share of changes, change-backs and restatements worded in the new style.
+    new_style_share: float = NEW_STYLE_SHARE
 
 
 @dataclass
@@ -152,6 +159,30 @@ class Settled:
 class FaultWindow:
     target: str
     events: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A part of the deployment taken down mid-run: `down()` (blocking, run in a thread), then
+    `up()` once the outage is over; without `up` it stays down for the rest of the run."""
+
+    target: str
+    down: Callable[[], object]
+    up: Callable[[], object] | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a run drives: a bridge's /mcp URL (one bridge, or a load balancer in front of
+    replicas), the mem0 server behind it (read directly to check the store), and the mem0 user
+    the bridge writes as (its MEM0_DEFAULT_USER_ID)."""
+
+    bridge_url: str
+    mem0_url: str
+    user_id: str
+    mem0_api_key: str | None = None
+    #: The bridge's bearer token, when it asks for one.
+    token: str | None = None
 
 
 def bridge_settings(stack: Stack) -> BridgeSettings:
@@ -180,11 +211,14 @@ def bridge_env(stack: Stack, settings: BridgeSettings) -> dict[str, str]:
     }
 
 
-async def read_store(http: httpx.AsyncClient, user_id: str) -> tuple[list[Stored], bool]:
-    """Every memory of the run's user, straight from mem0-local (not through the bridge)."""
+async def read_store(
+    http: httpx.AsyncClient, user_id: str, projects: Sequence[str] = PROJECTS
+) -> tuple[list[Stored], bool]:
+    """Every memory of the run's user in its projects, straight from mem0 (not through the
+    bridge)."""
     stored: list[Stored] = []
     truncated = False
-    for project in PROJECTS:
+    for project in projects:
         response = await http.get(
             "/memories", params={"user_id": user_id, "run_id": project, "top_k": LIST_CAP}
         )
@@ -228,7 +262,7 @@ async def read_histories(
 
 
 async def search_after_run(
-    url: str, facts: Sequence[Fact]
+    url: str, facts: Sequence[Fact], token: str | None = None
 ) -> tuple[dict[str, tuple[Stored, ...]], list[str]]:
     """Ask the bridge about each fact (its question, in its project), as an agent would once
     the run is over: per fact id the hits in rank order; and the errors of facts whose every
@@ -238,7 +272,7 @@ async def search_after_run(
     errors: list[str] = []
 
     async def asker() -> None:
-        async with http_bridge(url) as client:
+        async with http_bridge(url, token) as client:
             while pending:
                 fact = pending.pop()
                 for attempt in range(FINAL_SEARCH_TRIES):
@@ -262,19 +296,26 @@ async def search_after_run(
     return found, errors
 
 
-async def settle(http: httpx.AsyncClient, user_id: str, *, quiet: float, limit: float) -> Settled:
+async def settle(
+    http: httpx.AsyncClient,
+    user_id: str,
+    *,
+    quiet: float,
+    limit: float,
+    projects: Sequence[str] = PROJECTS,
+) -> Settled:
     """Poll the store until it has not changed for `quiet` seconds (at most `limit`).
 
     A bridge that reconciles in the background (facts stored while the judge was away) keeps
     changing the store after the clients stop; the check must see where it ends up.
     """
     started = time.monotonic()
-    stored, truncated = await read_store(http, user_id)
+    stored, truncated = await read_store(http, user_id, projects)
     last_change = started
     polls = 1
     while time.monotonic() - started < limit:
         await asyncio.sleep(1.0)
-        current, truncated = await read_store(http, user_id)
+        current, truncated = await read_store(http, user_id, projects)
         polls += 1
         if _fingerprint(current) != _fingerprint(stored):
             stored, last_change = current, time.monotonic()
@@ -293,16 +334,19 @@ def _fingerprint(stored: Sequence[Stored]) -> frozenset[tuple[str, ...]]:
 
 
 async def inject_fault(
-    services: Services, window: FaultWindow, recorder: Recorder, at: float, down: float
+    fault: Fault, window: FaultWindow, recorder: Recorder, at: float, down: float
 ) -> None:
-    """Kill `window.target` at `at` s into the run and restart it `down` s later."""
+    """Take `fault.target` down at `at` s into the run and bring it back `down` s later (if
+    the fault says how)."""
     await asyncio.sleep(at)
     window.events["killed_at"] = recorder.now()
-    await asyncio.to_thread(services.kill, window.target)
+    await asyncio.to_thread(fault.down)
     progress(f"    {window.target} down at {recorder.now():.1f}s")
+    if fault.up is None:
+        return
     await asyncio.sleep(down)
     window.events["restart_at"] = recorder.now()
-    await asyncio.to_thread(services.restart, window.target)
+    await asyncio.to_thread(fault.up)
     window.events["ready_at"] = recorder.now()
     progress(f"    {window.target} back at {recorder.now():.1f}s")
 
@@ -319,61 +363,124 @@ async def report_progress(label: str, recorder: Recorder, seconds: float) -> Non
 
 
 async def run_scenario(
-    services: Services, scenario: str, clients: int, options: Options, index: int
+    services: Services,
+    scenario: str,
+    clients: int,
+    options: Options,
+    index: int,
+    *,
+    protocol: str = "auto",
 ) -> dict[str, Any]:
-    """One run: bridge up, N clients for the duration (with the fault), settle, check."""
-    label = f"{scenario} x{clients}"
+    """One run on our own stack: a fresh bridge process, the load (with the fault), the check."""
     stack = services.stack
     settings = bridge_settings(stack)
-    facts = fact_pool(max(MIN_FACTS, FACTS_PER_CLIENT * clients), PROJECTS, offset=index * 1000)
     bridge = await asyncio.to_thread(
         ServiceProcess, ["mem0-bridge"], bridge_env(stack, settings), ready_timeout=60
     )
     try:
-        recorder = Recorder()
-        workload = Workload(facts, recorder, seed=options.seed + index)
-        window = FaultWindow(scenario)
-        gate = StartGate(clients, options.seconds)
-        connecting = time.monotonic()
-        running = [
-            asyncio.create_task(workload.client(i, bridge.url, gate)) for i in range(clients)
-        ]
-        await gate.all_arrived()
-        connect_seconds = time.monotonic() - connecting
-        progress(f"  [{label}] {clients} sessions open after {connect_seconds:.1f}s; go")
-        recorder.restart_clock()
-        gate.open()
-        ticker = asyncio.create_task(report_progress(label, recorder, options.seconds))
-        fault = (
-            asyncio.create_task(
-                inject_fault(services, window, recorder, options.fault_at, options.fault_for)
-            )
-            if scenario != "none"
-            else None
+        target = Target(bridge.url, stack.mem0_url, settings.default_user_id, settings.api_key)
+        fault = services.fault(scenario) if scenario != "none" else None
+        entry = await run_load(
+            target, scenario, clients, options, index, fault=fault, protocol=protocol
         )
-        await asyncio.gather(*running)
-        elapsed = recorder.now()
-        if fault is not None:
-            await fault
-        ticker.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await ticker
-        progress(f"  [{label}] clients done after {elapsed:.1f}s; waiting for the store to settle")
-        headers = {"X-API-Key": settings.api_key or ""}
-        async with httpx.AsyncClient(base_url=stack.mem0_url, headers=headers, timeout=60) as http:
-            settled = await settle(
-                http, settings.default_user_id, quiet=options.quiet, limit=options.settle_max
-            )
-            acked = {a.fact_id for a in recorder.acks}
-            progress(f"  [{label}] asking the bridge about {len(acked)} facts")
-            final_searches, final_errors = await search_after_run(
-                bridge.url, [f for f in facts if f.fact_id in acked]
-            )
-            wanted = history_wanted(_specs(facts), recorder.acks, settled.stored)
-            histories = await read_histories(http, sorted(wanted))
         log = bridge.log_text()
     finally:
         await asyncio.to_thread(bridge.stop)
+    entry["bridge_log"] = {
+        "warnings": log.count(" WARNING "),
+        "errors": log.count(" ERROR "),
+        "tracebacks": log.count("Traceback"),
+    }
+    return entry
+
+
+def run_projects(tag: str) -> tuple[str, ...]:
+    """The projects of a run against a store that earlier runs wrote to as the same user."""
+    return tuple(f"{project}-{tag}" for project in PROJECTS)
+
+
+async def run_load(
+    target: Target,
+    scenario: str,
+    clients: int,
+    options: Options,
+    index: int,
+    *,
+    fault: Fault | None = None,
+    protocol: str = "auto",
+    projects: Sequence[str] = PROJECTS,
+    recorder: Recorder | None = None,
+    on_window: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """N clients through `target` for the duration (with `fault` at options.fault_at), then
+    wait for the store to settle, ask the bridge about every acknowledged fact, and check it
+    all: the run's entry (`passed` is the verdict).
+
+    `index` shifts the fact vocabulary (no two runs of one process share words); `projects`
+    must hold no memory of the user's yet (runs against one store and user take fresh ones).
+    A caller that measures more passes its own `recorder` (to read every answer after) and
+    `on_window`, called with "start" when the clients start and "stop" when the last is done.
+    """
+    label = f"{scenario} x{clients}"
+    facts = fact_pool(
+        max(MIN_FACTS, FACTS_PER_CLIENT * clients), tuple(projects), offset=index * 1000
+    )
+    recorder = Recorder() if recorder is None else recorder
+    workload = Workload(
+        facts,
+        recorder,
+        seed=options.seed + index,
+        token=target.token,
+        protocol=protocol,
+        new_style_share=options.new_style_share,
+    )
+    window = FaultWindow(fault.target if fault is not None else scenario)
+    gate = StartGate(clients, options.seconds)
+    connecting = time.monotonic()
+    running = [
+        asyncio.create_task(workload.client(i, target.bridge_url, gate)) for i in range(clients)
+    ]
+    await gate.all_arrived()
+    connect_seconds = time.monotonic() - connecting
+    progress(f"  [{label}] {clients} sessions open after {connect_seconds:.1f}s; go")
+    recorder.restart_clock()
+    gate.open()
+    if on_window is not None:
+        on_window("start")
+    ticker = asyncio.create_task(report_progress(label, recorder, options.seconds))
+    injecting = (
+        asyncio.create_task(
+            inject_fault(fault, window, recorder, options.fault_at, options.fault_for)
+        )
+        if fault is not None
+        else None
+    )
+    await asyncio.gather(*running)
+    elapsed = recorder.now()
+    if on_window is not None:
+        on_window("stop")
+    if injecting is not None:
+        await injecting
+    ticker.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await ticker
+    progress(f"  [{label}] clients done after {elapsed:.1f}s; waiting for the store to settle")
+    headers = {"X-API-Key": target.mem0_api_key or ""}
+    async with httpx.AsyncClient(base_url=target.mem0_url, headers=headers, timeout=60) as http:
+        settled = await settle(
+            http,
+            target.user_id,
+            quiet=options.quiet,
+            limit=options.settle_max,
+            projects=projects,
+        )
+        acked = {a.fact_id for a in recorder.acks}
+        progress(f"  [{label}] asking the bridge about {len(acked)} facts")
+        final_searches, final_errors = await search_after_run(
+            target.bridge_url, [f for f in facts if f.fact_id in acked], target.token
+        )
+        wanted = history_wanted(_specs(facts), recorder.acks, settled.stored)
+        histories = await read_histories(http, sorted(wanted))
     verdict = check(
         _specs(facts),
         recorder.acks,
@@ -394,6 +501,7 @@ async def run_scenario(
         verdict=verdict,
     )
     entry["connect_seconds"] = round(connect_seconds, 1)
+    entry["protocols"] = dict(recorder.protocols)
     entry["after_run"] = {
         "searches": len(final_searches),
         "search_errors": len(final_errors),
@@ -402,11 +510,6 @@ async def run_scenario(
     }
     # The machine is shared: its load says how much these latencies are worth.
     entry["load_average_after"] = [round(x, 1) for x in os.getloadavg()]
-    entry["bridge_log"] = {
-        "warnings": log.count(" WARNING "),
-        "errors": log.count(" ERROR "),
-        "tracebacks": log.count("Traceback"),
-    }
     progress(f"  [{label}] {_verdict_line(entry)}")
     return entry
 
@@ -455,7 +558,7 @@ def _entry(
             ],
             "unreadable": _violations(verdict, recorder, "unreadable"),
         },
-        "fault": {"target": scenario, **{k: round(v, 1) for k, v in window.events.items()}}
+        "fault": {"target": window.target, **{k: round(v, 1) for k, v in window.events.items()}}
         if scenario != "none"
         else None,
         "settle": {
@@ -690,9 +793,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--fault",
-        default="all",
         help="service taken down mid-run: none, judge, llm, ranker, a comma list of them, or "
-        "all = every one in turn (default)",
+        "all = every one in turn (default; none with --bridge-url)",
     )
     parser.add_argument("--fault-at", type=float, default=20.0, help="seconds into the run")
     parser.add_argument("--fault-for", type=float, default=10.0, help="seconds down")
@@ -704,13 +806,47 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=9)
     parser.add_argument(
+        "--new-style-share",
+        type=float,
+        default=NEW_STYLE_SHARE,
+        help="share of changes, change-backs and restatements in new wordings (default 1/3; "
+        "0: the plain wordings only)",
+    )
+    parser.add_argument(
         "--output", default="load", help="bench/results/<output>.json and .png (default load)"
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default="auto",
+        help="how the clients speak MCP: auto (2026-07-28), legacy (2025-11-25 handshake) or "
+        "mixed (every other client legacy); default auto",
+    )
+    running = parser.add_argument_group(
+        "an already-running deployment (no stack is started; --fault none only)"
+    )
+    running.add_argument(
+        "--bridge-url", help="the bridge's (or its load balancer's) MCP URL, e.g. .../mcp"
+    )
+    running.add_argument("--mem0-url", help="the mem0 server behind it, read to check the store")
+    running.add_argument(
+        "--mem0-api-key",
+        default=os.environ.get("MEM0_API_KEY"),
+        help="mem0's X-API-Key (default: MEM0_API_KEY)",
+    )
+    running.add_argument(
+        "--user-id", default="default", help="the bridge's MEM0_DEFAULT_USER_ID (default default)"
+    )
+    running.add_argument(
+        "--token",
+        default=os.environ.get("MEM0_HTTP_BEARER_TOKEN"),
+        help="the bridge's bearer token (default: MEM0_HTTP_BEARER_TOKEN)",
     )
     return parser.parse_args(argv)
 
 
 async def run_all(
-    services: Services, plan: Sequence[tuple[str, int]], options: Options
+    services: Services, plan: Sequence[tuple[str, int]], options: Options, protocol: str
 ) -> list[dict[str, Any]]:
     runs = []
     for index, (scenario, clients) in enumerate(plan):
@@ -718,18 +854,44 @@ async def run_all(
             f"run {index + 1}/{len(plan)}: fault={scenario}, {clients} clients, "
             f"{options.seconds:g}s"
         )
-        runs.append(await run_scenario(services, scenario, clients, options, index))
+        runs.append(
+            await run_scenario(services, scenario, clients, options, index, protocol=protocol)
+        )
+    return runs
+
+
+async def run_all_against(
+    target: Target, plan: Sequence[tuple[str, int]], options: Options, protocol: str
+) -> list[dict[str, Any]]:
+    """The runs against a deployment someone else started: each in projects of its own."""
+    runs = []
+    for index, (scenario, clients) in enumerate(plan):
+        progress(f"run {index + 1}/{len(plan)}: {clients} clients on {target.bridge_url}")
+        projects = run_projects(uuid.uuid4().hex[:6])
+        runs.append(
+            await run_load(
+                target, scenario, clients, options, index, protocol=protocol, projects=projects
+            )
+        )
     return runs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     clients = [int(c) for c in str(args.clients).split(",") if c.strip()]
-    scenarios = list(SCENARIOS) if args.fault == "all" else str(args.fault).split(",")
+    fault = args.fault or ("none" if args.bridge_url else "all")
+    scenarios = list(SCENARIOS) if fault == "all" else fault.split(",")
     unknown = sorted(set(scenarios) - set(SCENARIOS))
     if unknown:
         raise SystemExit(f"--fault: unknown {', '.join(unknown)}; choose from {SCENARIOS} or all")
     plan = [(scenario, n) for n in clients for scenario in scenarios]
+    target: Target | None = None
+    if args.bridge_url:
+        if not args.mem0_url:
+            raise SystemExit("--bridge-url needs --mem0-url (the store is checked there)")
+        if set(scenarios) != {"none"}:
+            raise SystemExit("--bridge-url runs no stack of its own to fault: use --fault none")
+        target = Target(args.bridge_url, args.mem0_url, args.user_id, args.mem0_api_key, args.token)
     options = Options(
         seconds=args.seconds,
         fault_at=min(args.fault_at, args.seconds / 3),
@@ -737,11 +899,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         settle_max=args.settle_max,
         quiet=args.quiet,
         seed=args.seed,
+        new_style_share=args.new_style_share,
     )
-    progress("starting mem0-local (pgvector, throwaway database), ranker, judge on FakeLLM ...")
     started = time.monotonic()
-    with running_services() as services:
-        runs = asyncio.run(run_all(services, plan, options))
+    if target is not None:
+        runs = asyncio.run(run_all_against(target, plan, options, args.protocol))
+    else:
+        progress("starting mem0-local (pgvector, throwaway database), ranker, judge on FakeLLM")
+        with running_services() as services:
+            runs = asyncio.run(run_all(services, plan, options, args.protocol))
     passed = all(r["passed"] for r in runs)
     result = {
         "command": "python -m bench.load " + " ".join(sys.argv[1:] if argv is None else argv),
@@ -749,12 +915,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "passed": passed,
         "total_seconds": round(time.monotonic() - started, 1),
         "setup": {
-            "stack": "mem0-local on pgvector (throwaway database, MiniLM on CPU), ranker on "
+            "stack": f"already running: {target.bridge_url}, mem0 at {target.mem0_url}"
+            if target is not None
+            else "mem0-local on pgvector (throwaway database, MiniLM on CPU), ranker on "
             "SQLite, judge on the fake LLM, bridge subprocess on streamable HTTP",
+            "protocol": args.protocol,
             "clients": "official MCP client over streamable HTTP, closed loop, no think time",
             "infer": False,
             "op_weights": OP_WEIGHTS,
-            "new_style_share": NEW_STYLE_SHARE,
+            "new_style_share": options.new_style_share,
             "new_style_wordings": list(NEW_TEMPLATES),
             "collision_chance": COLLISION_CHANCE,
             "projects": list(PROJECTS),

@@ -51,6 +51,9 @@ COLLISION_CHANCE = 0.05
 PARTNER_WAIT_SECONDS = 10.0
 #: A call that has not answered by then is abandoned and counted as a timeout.
 CALL_TIMEOUT_SECONDS = 120.0
+#: How clients speak MCP: `auto` negotiates (2026-07-28 with the bridge), `legacy` pins the
+#: 2025-11-25 handshake, `mixed` has every other client pin it.
+PROTOCOLS = ("auto", "legacy", "mixed")
 MAX_ERROR_SAMPLES = 5
 
 
@@ -63,11 +66,11 @@ def search_hits(answer: dict[str, Any], project: str) -> tuple[Stored, ...]:
     )
 
 
-def choose_wording(rng: random.Random, op: str) -> int:
+def choose_wording(rng: random.Random, op: str, share: float = NEW_STYLE_SHARE) -> int:
     """The wording (index into `bench.load.facts.WORDINGS`) of an add of kind `op`: a
-    new-style one for `op` `NEW_STYLE_SHARE` of the time when `op` has any, else a plain one."""
+    new-style one for `op` `share` of the time when `op` has any, else a plain one."""
     new_style = NEW_WORDINGS.get(op)
-    if new_style and rng.random() < NEW_STYLE_SHARE:
+    if new_style and rng.random() < share:
         return rng.choice(new_style)
     return rng.randrange(len(TEMPLATES))
 
@@ -86,6 +89,13 @@ def error_cause(message: str) -> str:
     if lowered.startswith(("connecterror", "readerror", "remoteprotocolerror", "readtimeout")):
         return "transport"
     return "other"
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception an exception group holds (however deep), else `exc` itself."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 class ReadWriteLock:
@@ -229,6 +239,8 @@ class Recorder:
     wordings: Counter[str] = field(default_factory=Counter)
     #: The workload's answered searches, with their hits.
     searches: list[Searched] = field(default_factory=list)
+    #: Sessions by the protocol revision their client negotiated.
+    protocols: Counter[str] = field(default_factory=Counter)
 
     def now(self) -> float:
         return time.monotonic() - self.started
@@ -263,11 +275,30 @@ class Recorder:
 class Workload:
     """The shared state of one run's clients."""
 
-    def __init__(self, facts: Sequence[Fact], recorder: Recorder, seed: int) -> None:
+    def __init__(
+        self,
+        facts: Sequence[Fact],
+        recorder: Recorder,
+        seed: int,
+        *,
+        token: str | None = None,
+        protocol: str = "auto",
+        new_style_share: float = NEW_STYLE_SHARE,
+    ) -> None:
+        self.new_style_share = new_style_share
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
         self.states = [FactState(f) for f in facts]
         self.recorder = recorder
         self.seed = seed
+        self.token = token
+        self.protocol = protocol
         self.invitations: deque[Invitation] = deque()
+
+    def mode(self, index: int) -> str:
+        """Client `index`'s connect mode (`auto` or `legacy`) under the workload's protocol."""
+        legacy = self.protocol == "legacy" or (self.protocol == "mixed" and index % 2 == 1)
+        return "legacy" if legacy else "auto"
 
     # ---- choosing -------------------------------------------------------------------------
 
@@ -349,13 +380,21 @@ class Workload:
         state = rng.choice(candidates)
         state.claimed = True
         async with state.lock.write():
-            if not await self._add(client, state, "new", choose_wording(rng, "new"), 0):
+            if not await self._add(
+                client, state, "new", choose_wording(rng, "new", self.new_style_share), 0
+            ):
                 state.claimed = state.known  # try again later, as a new fact
 
     async def _restate(self, client: Client, rng: random.Random) -> None:
         state = rng.choice(self._known())
         async with state.lock.read():
-            await self._add(client, state, "restate", choose_wording(rng, "restate"), state.current)
+            await self._add(
+                client,
+                state,
+                "restate",
+                choose_wording(rng, "restate", self.new_style_share),
+                state.current,
+            )
 
     async def _change(self, client: Client, rng: random.Random, *, back: bool) -> None:
         state = rng.choice(self._known())
@@ -363,7 +402,9 @@ class Workload:
             previous = state.previous_value() if back else None
             target = previous if previous is not None else state.next_value()
             op = "change_back" if previous is not None else "change"
-            await self._add(client, state, op, choose_wording(rng, op), target)
+            await self._add(
+                client, state, op, choose_wording(rng, op, self.new_style_share), target
+            )
 
     async def _search(self, client: Client, rng: random.Random) -> None:
         states = self._known() or self.states
@@ -434,7 +475,8 @@ class Workload:
         rng = random.Random(self.seed * 1000 + index)
         arrived = False
         try:
-            async with http_bridge(url) as client:
+            async with http_bridge(url, self.token, mode=self.mode(index)) as client:
+                self.recorder.protocols[client.protocol_version] += 1
                 gate.arrived()
                 arrived = True
                 deadline = await gate.wait()
@@ -456,8 +498,11 @@ class Workload:
                         await self._change(client, rng, back=op == "change_back")
                     else:
                         await self._search(client, rng)
-        except Exception as exc:  # a client that cannot connect is counted
-            self.recorder.error("session", f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # a client that cannot connect, or whose session dies
+            leaf = _leaf(exc)
+            self.recorder.error(
+                "session", f"{self.mode(index)} client: {type(leaf).__name__}: {leaf}"
+            )
         finally:
             if not arrived:
                 gate.arrived()

@@ -69,3 +69,32 @@ def test_an_unknown_transport_is_refused(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_every_setting_is_described() -> None:
     for name, field in BridgeSettings.model_fields.items():
         assert field.description, name
+
+
+def test_http_is_stateless_unless_sessions_are_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEM0_HTTP_STATELESS", raising=False)
+    assert BridgeSettings().http_stateless is True
+    monkeypatch.setenv("MEM0_HTTP_STATELESS", "0")
+    assert BridgeSettings().http_stateless is False
+
+
+def test_a_shared_request_state_secret_opens_across_processes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("MEM0_REQUEST_STATE_SECRET", raising=False)
+    assert BridgeSettings().request_state_security() is None
+    old, new = "o" * 32, "n" * 40
+    monkeypatch.setenv("MEM0_REQUEST_STATE_SECRET", old)
+    sealed = BridgeSettings().request_state_security()
+    monkeypatch.setenv("MEM0_REQUEST_STATE_SECRET", f"{new}, {old}")
+    rotated = BridgeSettings().request_state_security()
+    assert sealed is not None
+    assert rotated is not None
+    # What one replica sealed under the old key, another (already rotated) still opens.
+    assert rotated.codec.unseal(sealed.codec.seal(b"roots asked")) == b"roots asked"
+
+
+def test_a_short_request_state_key_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEM0_REQUEST_STATE_SECRET", "too-short")
+    with pytest.raises(ValidationError, match="MEM0_REQUEST_STATE_SECRET"):
+        BridgeSettings()

@@ -51,6 +51,9 @@ from tests.deploy._repo import (
     with_defaults,
 )
 
+#: Every check runs the helm binary (a process): not part of `make test-fast`.
+pytestmark = pytest.mark.subprocess
+
 #: A value no generated secret can be: it must reach the Secret and nothing else.
 OPENAI_KEY = "sk-test-openai-key-in-the-secret-only"
 
@@ -109,8 +112,9 @@ COMPOSE_VARIANT = {
 
 #: Variables the chart sets that compose.yaml does not, and why.
 EXTRA_ENV = {
-    # bridge.tokensFile: the file the tokens Secret is mounted as.
-    "bridge": {"MEM0_HTTP_TOKENS_FILE"},
+    # bridge.tokensFile: the file the tokens Secret is mounted as. The request-state secret:
+    # the chart's bridge runs replicas (compose runs one, which needs none).
+    "bridge": {"MEM0_HTTP_TOKENS_FILE", "MEM0_REQUEST_STATE_SECRET"},
     # metrics.enabled: metrics on the pod's address behind a token (compose keeps them on loopback).
     "ranker": {"RANKER_METRICS_HOST", "RANKER_METRICS_TOKEN"},
     "judge": {"JUDGE_METRICS_HOST", "JUDGE_METRICS_TOKEN"},

@@ -9,6 +9,7 @@ named volumes, so that a container can be removed and recreated without losing i
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -24,6 +25,7 @@ from testcontainers.core.wait_strategies import ExecWaitStrategy, LogMessageWait
 
 from tests.deploy._repo import ROOT, compose
 from tests.docker.images import Images, postgres_image
+from tests.support.haproxy import haproxy_config
 
 POSTGRES_USER = "mem0"
 POSTGRES_PASSWORD = "docker-suite-password"  # noqa: S105 - a throwaway test database
@@ -34,6 +36,11 @@ BEARER_TOKEN = "docker-suite-bearer-token"  # noqa: S105
 METRICS_TOKEN = "docker-suite-metrics-token"  # noqa: S105
 LLM_URL = "http://llm:8080/v1"
 STARTUP_TIMEOUT = 300
+#: The bridge replicas' network names behind the load balancer, and the port it listens on.
+BRIDGE_REPLICAS = ("bridge-1", "bridge-2")
+BALANCER_PORT = 8080
+#: Docker's resolver on a user-defined network: HAProxy re-resolves the replicas' names there.
+DOCKER_DNS = "127.0.0.11:53"
 
 
 def _database_url(database: str) -> str:
@@ -111,11 +118,19 @@ class Stack:
 
     @property
     def bridge_url(self) -> str:
-        return f"http://127.0.0.1:{host_port(self.containers['bridge'], 8001)}/mcp"
+        return f"{self.bridge_base}/mcp"
 
     @property
     def bridge_base(self) -> str:
+        """Where clients reach the bridge: the load balancer in front of the replicas, if any."""
+        if "balancer" in self.containers:
+            return f"http://127.0.0.1:{host_port(self.containers['balancer'], BALANCER_PORT)}"
         return f"http://127.0.0.1:{host_port(self.containers['bridge'], 8001)}"
+
+    @property
+    def mem0_url(self) -> str:
+        """mem0-local as published on the host (its API key: API_KEY)."""
+        return f"http://127.0.0.1:{host_port(self.containers['mem0-local'], 8000)}"
 
     def volume(self, name: str) -> str:
         return f"mem0mcp-suite-{self.run_id}-{name}"
@@ -180,8 +195,11 @@ class Stack:
         self._start("postgres", container)
 
     def start_mem0_local(self) -> None:
-        container = DockerContainer(self.images.mem0_local).with_volume_mapping(
-            self.volume("mem0-local-data"), "/var/lib/mem0mcp/data", mode="rw"
+        container = (
+            DockerContainer(self.images.mem0_local)
+            .with_volume_mapping(self.volume("mem0-local-data"), "/var/lib/mem0mcp/data", mode="rw")
+            # Published so that a load run can read the store it checks.
+            .with_exposed_ports(8000)
         )
         for name, value in {
             "MEM0_LOCAL_DATABASE_URL": _database_url("mem0_local"),
@@ -224,7 +242,8 @@ class Stack:
         self._start(f"judge-{index}", container, "judge", health=self.images.judge)
         return Replica(f"judge-{index}", container, 9152)
 
-    def start_bridge(self) -> None:
+    def start_bridge(self, key: str = "bridge", **extra_env: str) -> None:
+        """A bridge under network name `key`; `extra_env` adds or overrides variables."""
         container = DockerContainer(self.images.bridge).with_exposed_ports(8001)
         for name, value in {
             "MEM0_API_URL": "http://mem0-local:8000",
@@ -237,9 +256,42 @@ class Stack:
             # Generous on a shared 2-core machine, as the in-process stack's settings are.
             "MEM0_REWRITE_BUDGET_MS": "15000",
             "MEM0_RANKER_TIMEOUT_SECONDS": "15",
+            **extra_env,
         }.items():
             container.with_env(name, value)
-        self._start("bridge", container, health=self.images.bridge)
+        self._start(key, container, health=self.images.bridge)
+
+    def start_balancer(self, image: str, bridges: list[str]) -> None:
+        """HAProxy in front of the bridges (network names), round robin without affinity;
+        ready once it answers /healthz from the host through a replica."""
+        config = haproxy_config(
+            [f"{name}:8001" for name in bridges], bind=f"0.0.0.0:{BALANCER_PORT}", dns=DOCKER_DNS
+        )
+        container = (
+            DockerContainer(image)
+            .with_exposed_ports(BALANCER_PORT)
+            .with_copy_into_container(config.encode(), "/etc/haproxy/haproxy.cfg")
+        )
+        self._start("balancer", container)
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            try:
+                if httpx.get(f"{self.bridge_base}/healthz", timeout=5).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the load balancer never answered /healthz")
+            time.sleep(0.5)
+
+    def logs(self, key: str) -> str:
+        """What a container wrote to stdout and stderr so far."""
+        wrapped: Container = self.containers[key].get_wrapped_container()
+        return bytes(wrapped.logs(stdout=True, stderr=True)).decode(errors="replace")
+
+    def kill(self, key: str) -> None:
+        """SIGKILL one container (it stays removed-on-close, like the others)."""
+        self.containers[key].get_wrapped_container().kill()
 
     def recreate(self, key: str) -> None:
         """Remove a container (its named volumes stay) and start a new one in its place."""
@@ -272,7 +324,15 @@ class Stack:
 
 
 @contextmanager
-def running_stack(client: docker.DockerClient, built: Images) -> Iterator[Stack]:
+def running_stack(
+    client: docker.DockerClient,
+    built: Images,
+    *,
+    balancer: str | None = None,
+    bridge_env: dict[str, str] | None = None,
+) -> Iterator[Stack]:
+    """The stack; with a `balancer` image, two bridge replicas (`bridge-1`, `bridge-2`, each
+    with `bridge_env` on top of the usual settings) behind it instead of one bridge."""
     run_id = uuid.uuid4().hex[:8]
     with ExitStack() as exits:
         network = exits.enter_context(Network())
@@ -285,7 +345,12 @@ def running_stack(client: docker.DockerClient, built: Images) -> Iterator[Stack]
         stack.start_mem0_local()
         stack.rankers = [stack.start_ranker(1), stack.start_ranker(2)]
         stack.judges = [stack.start_judge(1), stack.start_judge(2)]
-        stack.start_bridge()
+        if balancer is None:
+            stack.start_bridge(**(bridge_env or {}))
+        else:
+            for key in BRIDGE_REPLICAS:
+                stack.start_bridge(key, **(bridge_env or {}))
+            stack.start_balancer(balancer, list(BRIDGE_REPLICAS))
         yield stack
 
 

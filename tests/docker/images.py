@@ -19,11 +19,15 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from tests.deploy._repo import ROOT, SERVICES
 
-#: Tag of every image the suite builds; compose is pointed at it with MEM0_MCP_TAG.
-TAG = "test"
+#: Tag of every image the suite builds; compose is pointed at it with MEM0_MCP_TAG. Two
+#: checkouts sharing one engine keep apart with MEM0MCP_IMAGE_TAG.
+TAG = os.environ.get("MEM0MCP_IMAGE_TAG") or "test"
+#: The load balancer's Dockerfile (HAProxy from Debian, for the replica tests).
+BALANCER_DOCKERFILE = Path(__file__).resolve().parent / "haproxy" / "Dockerfile"
 
 #: Build arguments taken from the environment provisioning prints (only those that are set).
 _BUILD_ARGUMENTS = {
@@ -62,17 +66,28 @@ def build(compose_name: str) -> str:
     """Build one service's image from its Dockerfile; return its tag. Raises on failure."""
     service = next(s for s in SERVICES if s.compose_name == compose_name)
     tag = f"{image_name(compose_name)}:{TAG}"
+    build_args = [f"--build-arg={name}={value}" for name, value in service.build_args.items()]
+    return _build(service.dockerfile, tag, ROOT, build_args)
+
+
+def build_balancer() -> str:
+    """The load balancer's image (HAProxy from Debian on the suite's base image); its tag."""
+    tag = f"mem0mcp-haproxy:{TAG}"
+    return _build(BALANCER_DOCKERFILE, tag, BALANCER_DOCKERFILE.parent, [])
+
+
+def _build(dockerfile: Path, tag: str, context: Path, extra: list[str]) -> str:
     command = [
         "docker",
         "build",
         "--quiet",
         "--file",
-        str(service.dockerfile),
+        str(dockerfile),
         "--tag",
         tag,
         *build_arguments(),
-        *(f"--build-arg={name}={value}" for name, value in service.build_args.items()),
-        str(ROOT),
+        *extra,
+        str(context),
     ]
     answer = subprocess.run(
         command,
@@ -103,6 +118,9 @@ def main() -> int:
         started = time.monotonic()
         tag = build(service.compose_name)
         sys.stderr.write(f"built {tag} in {time.monotonic() - started:.0f} s\n")
+    started = time.monotonic()
+    tag = build_balancer()
+    sys.stderr.write(f"built {tag} in {time.monotonic() - started:.0f} s\n")
     return 0
 
 

@@ -113,10 +113,11 @@ async def test_adding_reconciles_with_what_is_stored(stack: Stack) -> None:
         listed = await call(client, "memory_list", project=project)
     assert same["action"] == "duplicate"
     assert paraphrase["action"] == "reinforced"
-    assert (changed["action"], changed["memory_ids"]) == ("updated", [memory_id])
-    assert [(hit["id"], hit["text"]) for hit in listed["hits"]] == [
-        (memory_id, "The API listens on port 9000.")
+    assert (changed["action"], changed["superseded_ids"]) == ("updated", [memory_id])
+    assert [hit["text"] for hit in listed["hits"] if hit["current"]] == [
+        "The API listens on port 9000."
     ]
+    assert {hit["id"]: hit["current"] for hit in listed["hits"]}[memory_id] is False
 
 
 async def test_calls_are_spread_over_both_replicas_of_each_helper(stack: Stack) -> None:

@@ -89,6 +89,7 @@ def build_http_app(
     """The ASGI app serving MCP at /mcp plus the probes, guarded as the settings say."""
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path="/mcp",
+        stateless_http=settings.http_stateless,
         transport_security=transport_security(settings),
         host=settings.http_host,
     )

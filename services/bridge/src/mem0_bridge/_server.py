@@ -601,6 +601,7 @@ def create_server(
         log_level=settings.log_level.upper(),  # type: ignore[arg-type]
         tools=list(_TOOLS),
         middleware=[_tool_calls],
+        request_state_security=settings.request_state_security(),
     )
     for path, endpoint in _probes(box):
         server.custom_route(path, methods=["GET"])(endpoint)

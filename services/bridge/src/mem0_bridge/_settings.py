@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar, Literal
 
+from mcp.server.request_state import RequestStateSecurity
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import SettingsConfigDict
 
@@ -18,6 +19,13 @@ from mem0_common import RARELY_SET, ServiceSettings, TuningSettings
 from mem0mcp.contract import MAX_COMPARE_CANDIDATES
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+#: The SDK's floor for a request-state secret (AES-256 keys are derived from it).
+MIN_STATE_KEY_LENGTH = 32
+
+
+def _split(value: str) -> list[str]:
+    """A comma list's non-empty items, stripped."""
+    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 class BridgeTuning(TuningSettings):
@@ -248,6 +256,22 @@ class BridgeSettings(ServiceSettings, BridgeTuning):
         default="",
         description="Comma list of extra Host values accepted over HTTP (DNS-rebinding guard).",
     )
+    http_stateless: bool = Field(
+        default=True,
+        description="`1`: every HTTP request stands alone (no MCP session kept in the process), "
+        "so replicas behind a load balancer without affinity can answer any request. Clients "
+        "before protocol 2026-07-28 then get no server-to-client requests: the bridge cannot ask "
+        "them for their roots, so they name the project (or set MEM0_PROJECT). `0` keeps "
+        "sessions (and roots) for one replica or a sticky balancer.",
+        json_schema_extra=RARELY_SET,
+    )
+    request_state_secret: str | None = Field(
+        default=None,
+        description="Secret (32 characters or more) sealing what a 2026-07-28 client carries "
+        "between the rounds of one call (the round that asks for its roots). Every replica "
+        "behind one load balancer needs the same: unset, each process makes its own and refuses "
+        "a round another replica began. A comma list rotates keys: the first seals, all open.",
+    )
 
     @field_validator("transport", mode="before")
     @classmethod
@@ -258,13 +282,29 @@ class BridgeSettings(ServiceSettings, BridgeTuning):
         return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator(
-        "api_key", "scope_key", "project", "http_bearer_token", "reset_token", mode="before"
+        "api_key",
+        "scope_key",
+        "project",
+        "http_bearer_token",
+        "reset_token",
+        "request_state_secret",
+        mode="before",
     )
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         if isinstance(value, str) and not value.strip():
             return None
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("request_state_secret")
+    @classmethod
+    def _state_keys(cls, value: str | None) -> str | None:
+        if value is not None and any(len(key) < MIN_STATE_KEY_LENGTH for key in _split(value)):
+            raise ValueError(
+                f"each MEM0_REQUEST_STATE_SECRET key needs {MIN_STATE_KEY_LENGTH} characters or "
+                'more; make one with: python -c "import secrets; print(secrets.token_hex(32))"'
+            )
+        return value
 
     @field_validator("api_url")
     @classmethod
@@ -289,7 +329,14 @@ class BridgeSettings(ServiceSettings, BridgeTuning):
 
     @property
     def allowed_host_list(self) -> list[str]:
-        return [part.strip() for part in self.allowed_hosts.split(",") if part.strip()]
+        return _split(self.allowed_hosts)
+
+    def request_state_security(self) -> RequestStateSecurity | None:
+        """The sealing of multi-round call state under MEM0_REQUEST_STATE_SECRET, or None for
+        the SDK's default (a key of this process only)."""
+        if self.request_state_secret is None:
+            return None
+        return RequestStateSecurity(keys=_split(self.request_state_secret))
 
     @property
     def http_on_loopback(self) -> bool:

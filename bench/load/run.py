@@ -932,7 +932,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "llm_fault": "FakeLLM answers every call with HTTP 500 (the judge stays up)",
             "process_fault": "SIGKILL, then a fresh process on the same port",
             "bridge_timeouts": "the bridge's defaults (ranker 2 s, judge 20 s, rewrite 1.5 s, "
-            "verdicts 0.1 s)",
+            "verdicts 0.3 s)",
         },
         "runs": runs,
     }

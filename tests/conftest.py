@@ -4,9 +4,16 @@ leaves out."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
+
+# The embedder (torch, in this process and in the services the tests start) on one thread: on 2
+# cores shared with the tests' own servers, torch's default pool of one thread per core waits on
+# its barriers whenever the other core is busy, and a mem0 add took 240-1070 ms instead of
+# 105-220 ms (load average 7-10). Set before anything imports torch; an explicit value wins.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from tests.fakes.llm import FakeLLM
 from tests.support.postgres import temporary_database

@@ -43,6 +43,7 @@ from mcp import Client
 from bench._compare import compared, interleave, print_comparison
 from bench._mcp import call_tool
 from bench._report import figure, machine, progress, write_outputs
+from bench.load.run import bridge_settings
 from mem0_bridge import BridgeSettings, create_server
 from tests.support.stack import Stack, temporary_stack
 
@@ -131,23 +132,10 @@ class Calls:
         response.raise_for_status()
 
 
-def bench_settings(stack: Stack) -> BridgeSettings:
-    """A fresh user, infer off, and the bridge's own budgets and timeouts (stack.settings()
-    widens them for tests on a busy machine; what a slow LLM costs depends on them)."""
-    defaults = BridgeSettings.model_fields
-    return stack.settings(
-        infer=False,
-        log_level="WARNING",
-        rewrite_budget_ms=defaults["rewrite_budget_ms"].default,
-        verdict_budget_ms=defaults["verdict_budget_ms"].default,
-        ranker_timeout_seconds=defaults["ranker_timeout_seconds"].default,
-    )
-
-
 async def measure(
     stack: Stack, n: int, warmup: int, *, offset: int = 0, suffix: str = ""
 ) -> tuple[dict[str, list[float]], Calls]:
-    settings = bench_settings(stack)
+    settings = bridge_settings(stack)
     headers = {"X-API-Key": settings.api_key or ""}
     async with (
         Client(create_server(settings)) as client,

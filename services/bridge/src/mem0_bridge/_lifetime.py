@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from mem0_common import linked_groups
 from mem0mcp.contract import MAX_ID_CHARS
 
 VALIDITY = "validity"
@@ -231,23 +232,17 @@ def one_per_fact(
     """`items` (best first) keeping only the best-ranked wording of each fact: an item that
     restates another item, or that another item restates (directly or through a chain), is
     dropped when one of them already ranks above it."""
-    parent: dict[str, str] = {key(item): key(item) for item in items}
+    by_key = {key(item): item for item in items}
 
-    def root(node: str) -> str:
-        while parent[node] != node:
-            parent[node] = parent[parent[node]]
-            node = parent[node]
-        return node
+    def linked(node: str) -> tuple[str, ...]:
+        target = restates(by_key[node])
+        return () if target is None else (target,)
 
-    for item in items:
-        target = restates(item)
-        if target is not None and target in parent:
-            parent[root(key(item))] = root(target)
+    group = linked_groups(list(by_key), linked)
     seen: set[str] = set()
     kept = []
     for item in items:
-        group = root(key(item))
-        if group not in seen:
-            seen.add(group)
+        if group[key(item)] not in seen:
+            seen.add(group[key(item)])
             kept.append(item)
     return kept

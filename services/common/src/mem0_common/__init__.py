@@ -2,6 +2,7 @@
 
 from mem0_common._clock import clock_for, read_clock
 from mem0_common._files import private_files
+from mem0_common._grouping import linked_groups
 from mem0_common._interceptors import REQUEST_ID_HEADER, CallInterceptor
 from mem0_common._keepalive import CLIENT_KEEPALIVE_EXPIRY_SECONDS, SERVER_KEEP_ALIVE_SECONDS
 from mem0_common._logging import announce_listening, configure_logging, request_id_var
@@ -32,6 +33,7 @@ __all__ = [
     "clock_for",
     "configure_logging",
     "is_question",
+    "linked_groups",
     "private_files",
     "quote_input",
     "read_clock",

@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from mem0_common import linked_groups
+
 SECONDS_PER_DAY = 86400.0
 
 
@@ -201,21 +203,10 @@ def _groups(
 ) -> dict[int, int]:
     """Each of `positions` mapped to a representative of its group: the positions it names in
     `links` (by memory id), either way round and through each other (union-find)."""
-    group = {position: position for position in positions}
     position_of = {ids[p]: p for p in positions}
-
-    def root(p: int) -> int:
-        while group[p] != p:
-            group[p] = group[group[p]]
-            p = group[p]
-        return p
-
-    for position in positions:
-        for other_id in links[position]:
-            other = position_of.get(other_id)
-            if other is not None:
-                group[root(position)] = root(other)
-    return {p: root(p) for p in positions}
+    return linked_groups(
+        positions, lambda p: (position_of[i] for i in links[p] if i in position_of)
+    )
 
 
 def _fact_mentions(

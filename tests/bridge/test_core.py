@@ -472,16 +472,39 @@ def guarded(core: Core, floor: float, echo_floor: float = 0.0) -> MemoryService:
     )
 
 
+def changed_one_way_only(new: str) -> Callable[[str, str], judge_pb2.Verdict.ValueType]:
+    """A judge that calls `new` a change of any memory, but nothing a change of `new`: the
+    mistake of a judge that errs on one pair now and then."""
+    return lambda fact, text: SUPERSEDES if fact == new else UNRELATED
+
+
 async def test_a_change_verdict_on_a_dissimilar_memory_stores_the_fact_as_its_own(
     core: Core,
 ) -> None:
-    # The fake mem0 scores these two 4/7 alike; the judge calls the second a change of the first.
+    # The fake mem0 scores these two 4/7 alike; the judge calls the second a change of the
+    # first, but not the first a change of the second when asked the other way round.
+    core.judge.judge.script = changed_one_way_only("The API metrics port is 9100")
     service = guarded(core, 0.8)
     await service.add("The API port is 8080", "project", ALPHA)
     second = await service.add("The API metrics port is 9100", "project", ALPHA)
-    assert core.judge.judge.compares  # the judge was asked, and its verdict was not acted on
+    assert len(core.judge.judge.compares) == 2  # asked both ways round, and not acted on
     assert second.action == "added"
-    assert core.mem0.texts("alpha") == ["The API metrics port is 9100", "The API port is 8080"]
+    assert core.mem0.current_texts("alpha") == [
+        "The API metrics port is 9100",
+        "The API port is 8080",
+    ]
+
+
+async def test_a_change_in_far_other_words_supersedes_once_the_judge_says_it_both_ways(
+    core: Core,
+) -> None:
+    # Agents word a change anew ("moved to 9000"), far under any similarity floor that keeps
+    # look-alike facts apart; the judge, asked the other way round, calls it a change again.
+    service = guarded(core, 0.8)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    changed = await service.add("The API service moved over to port 9000 today", "project", ALPHA)
+    assert (changed.action, changed.superseded_ids) == ("updated", first.memory_ids)
+    assert core.mem0.current_texts("alpha") == ["The API service moved over to port 9000 today"]
 
 
 async def test_a_same_verdict_on_a_dissimilar_memory_does_not_swallow_the_new_fact(
@@ -540,7 +563,9 @@ async def test_a_restatement_kept_apart_counts_as_a_mention_of_the_memory_it_res
 async def test_a_fact_kept_apart_counts_no_mention_unless_it_restates_without_new_details(
     core: Core, verdict: judge_pb2.Verdict.ValueType, second_text: str
 ) -> None:
-    core.judge.judge.script = lambda fact, text: verdict
+    # The verdict is the new fact's only: asked the other way round, the judge calls the pair
+    # unrelated, so a change verdict this far apart is not confirmed.
+    core.judge.judge.script = lambda fact, text: verdict if fact == second_text else UNRELATED
     service = guarded(core, 0.8)
     first = await service.add("The API port is 8080", "project", ALPHA)
     second = await service.add(second_text, "project", ALPHA)
@@ -596,6 +621,7 @@ async def test_a_change_verdict_on_a_close_memory_supersedes_it(core: Core) -> N
 
 
 async def test_the_reconciler_keeps_a_pending_fact_the_floor_rules_out(core: Core) -> None:
+    core.judge.judge.script = changed_one_way_only("The API metrics port is 9100")
     service = guarded(core, 0.8)
     await service.add("The API port is 8080", "project", ALPHA)
     await add_unjudged_then_reconcile(core, service, "The API metrics port is 9100")

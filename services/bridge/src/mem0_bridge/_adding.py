@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 from mem0_bridge._folding import (
     Applied,
     Decision,
+    Verdicts,
     apply,
     candidates,
     count_echo,
@@ -119,7 +120,7 @@ async def _reconciled_or_stored(
     fact.related = related(service, close)
     exact = next((c for c in close if same_text(c.text, fact.text)), None)
     others = [c for c in close if c is not exact]
-    verdicts: dict[str, Verdict] = {}
+    verdicts = Verdicts()
     if others:
         # A slow judge must not hold the add: past the budget the fact is stored and queued,
         # and the reconciler judges it as this add would have (it never deletes a fact).
@@ -143,7 +144,7 @@ async def _reconciled_or_stored(
     if exact is not None:
         # Restated after the dedupe window: a reconfirmation, which is what mentions count.
         await service.ranker.record_stored(fact.rscope, fact.text, exact.id)
-        verdicts[exact.id] = Verdict.SAME
+        verdicts = replace(verdicts, of={**verdicts.of, exact.id: Verdict.SAME})
         # The very text, whatever score mem0 gave it (a keyword hit rescales every score).
         close = [replace(exact, score=1.0, similarity=1.0), *others]
     decision = decide(fact.text, close, verdicts, service.settings)

@@ -16,9 +16,11 @@ at least `verdict_similarity_floor`, or the same words apart from their values (
 A SAME further apart is kept as its own memory, a wording of the one it restates (`restates`,
 shown as one hit per fact) when it names no value or name the memory lacks, and counts as a
 mention of it from `echo_similarity_floor` up. A SUPERSEDES demotes one memory per add, the
-closest one the judge names (with copies of its value), from `supersede_similarity_floor` up:
-a statement changes one fact, and a judge wrong on a share of pairs would otherwise demote
-other facts of the same subject.
+closest one the judge names (with copies of its value): a statement changes one fact, and a
+judge wrong on a share of pairs would otherwise demote other facts of the same subject. Under
+`supersede_similarity_floor` a SUPERSEDES counts only when the judge gives it again asked the
+other way round (`verdicts_on`): changes are often said in words far from the old value's, and
+two independent wrong answers on one look-alike pair are rare.
 
 A restatement keeps the stored words (they matched the queries so far) unless the new statement
 names a value or name the stored one lacks (`_wording.adds_details`): then the memory takes the
@@ -27,14 +29,17 @@ new words, so a change the judge took for SAME drops nothing; mem0's history kee
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+import anyio
 import grpc
 
+from mem0_bridge._concurrency import gather
 from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import same_text
 from mem0_bridge._judge import Verdict
@@ -65,22 +70,84 @@ async def candidates(service: MemoryService, text: str, namespace: str) -> list[
 
 #: Why an add did not wait for the judge (as a deadline the call could not have met).
 TOO_SLOW = "its latest verdicts took longer than an add waits (MEM0_VERDICT_BUDGET_MS)"
+#: The id the new statement goes by when the judge is asked the other way round.
+NEW_STATEMENT_ID = "new"
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """The judge's verdict per candidate id, and which of its SUPERSEDES it gave again when
+    asked the other way round (the stored memory as the new fact, the new statement as the
+    memory): a change said in other words is acted on only so confirmed, since no similarity
+    tells it apart from a look-alike fact that one wrong verdict would demote."""
+
+    of: Mapping[str, Verdict] = field(default_factory=dict)
+    confirmed: frozenset[str] = frozenset()
+
+    def get(self, memory_id: str) -> Verdict | None:
+        return self.of.get(memory_id)
 
 
 async def verdicts_on(
     service: MemoryService, text: str, close: list[Memory], *, budget: float | None = None
-) -> dict[str, Verdict] | PeerFailure:
+) -> Verdicts | PeerFailure:
     """The judge's verdicts on `close`, or why there are none (off, no LLM, down, a bug, or,
     with a `budget` in seconds, too slow: not asked while its latest verdicts took longer,
-    and cut at the budget otherwise)."""
-    unusable = await service.judge.usable()
+    and cut at the budget otherwise). A SUPERSEDES on a memory too unlike `text` to trust
+    (under `supersede_similarity_floor`) is asked again the other way round, within the same
+    budget."""
+    judge = service.judge
+    unusable = await judge.usable()
     if unusable is not None:
         return unusable
+    started = anyio.current_time()
     if budget is not None:
-        recent = service.judge.recent_compare_seconds()
+        recent = judge.recent_compare_seconds()
         if budget <= 0 or (recent is not None and recent > budget):
             return PeerFailure("judge", grpc.StatusCode.DEADLINE_EXCEEDED, TOO_SLOW)
-    return await service.judge.compare(text, [(c.id, c.text) for c in close], deadline=budget)
+    first = await judge.compare(text, [(c.id, c.text) for c in close], deadline=budget)
+    if isinstance(first, PeerFailure):
+        return first
+    floor = service.settings.supersede_similarity_floor
+    named = [c for c in close if first.get(c.id) is Verdict.SUPERSEDES]
+    doubtful = [c for c in named if not plausibly_one_fact(text, c, floor)]
+    if not doubtful or not one_older_value(named):
+        return Verdicts(first)
+    left = None if budget is None else budget - (anyio.current_time() - started)
+    confirmed = await _confirmed(service, text, doubtful, left)
+    if isinstance(confirmed, PeerFailure):
+        return confirmed
+    return Verdicts(first, confirmed)
+
+
+def one_older_value(named: Sequence[Memory]) -> bool:
+    """Do the memories the judge calls replaced all hold one value (copies of one statement)?
+    A statement changes one fact: a judge naming several values replaced calls look-alike facts
+    changes, and its verdicts under the floor are not worth asking again."""
+    return all(same_values(c.text, named[0].text) for c in named[1:])
+
+
+async def _confirmed(
+    service: MemoryService, text: str, doubtful: list[Memory], left: float | None
+) -> frozenset[str] | PeerFailure:
+    """Which of `doubtful` (each called superseded by `text`) the judge calls a change again
+    when asked the other way round, within `left` seconds (None: the client's deadline)."""
+    if left is not None and left <= 0:
+        return PeerFailure("judge", grpc.StatusCode.DEADLINE_EXCEEDED, TOO_SLOW)
+    compare = service.judge.compare
+    again = await gather(
+        *(
+            functools.partial(compare, c.text, [(NEW_STATEMENT_ID, text)], deadline=left)
+            for c in doubtful
+        )
+    )
+    confirmed: set[str] = set()
+    for candidate, answer in zip(doubtful, again, strict=True):
+        if isinstance(answer, PeerFailure):
+            return answer
+        if answer.get(NEW_STATEMENT_ID) is Verdict.SUPERSEDES:
+            confirmed.add(candidate.id)
+    return frozenset(confirmed)
 
 
 @dataclass(frozen=True)
@@ -115,7 +182,7 @@ def plausibly_one_fact(text: str, candidate: Memory, floor: float) -> bool:
 def decide(
     text: str,
     candidates: Sequence[Memory],
-    verdicts: Mapping[str, Verdict],
+    verdicts: Verdicts,
     settings: BridgeSettings,
 ) -> Decision:
     """The decision for verdicts on `candidates` (closest first, as mem0 ranked them, folded
@@ -157,7 +224,7 @@ def decide(
 def _replaced(
     text: str,
     candidates: Sequence[Memory],
-    verdicts: Mapping[str, Verdict],
+    verdicts: Verdicts,
     settings: BridgeSettings,
 ) -> tuple[Memory, ...]:
     """The memories the new statement replaces: the closest one the judge calls superseded
@@ -170,7 +237,10 @@ def _replaced(
         c
         for c in candidates
         if verdicts.get(c.id) is Verdict.SUPERSEDES
-        and plausibly_one_fact(text, c, settings.supersede_similarity_floor)
+        and (
+            c.id in verdicts.confirmed
+            or plausibly_one_fact(text, c, settings.supersede_similarity_floor)
+        )
     ]
     if not named:
         return ()

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from mem0_bridge import _folding as folding
 from mem0_bridge._grpc import PeerFailure
-from mem0_bridge._judge import Verdict
 from mem0_bridge._lifetime import RESTATES, parse_time
 from mem0_bridge._mem0 import Memory
 from mem0_bridge._metrics import RECONCILED
@@ -28,17 +28,6 @@ from mem0_bridge._ranker import PendingMemory
 
 if TYPE_CHECKING:
     from mem0_bridge._service import MemoryService
-from mem0_bridge._folding import (
-    Applied,
-    apply,
-    candidates,
-    count_echo,
-    decide,
-    mark,
-    supersede,
-    superseding_metadata,
-    verdicts_on,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +110,7 @@ class Reconciler:
         """The candidates of `memory` stored before it (what its add was judged against)."""
         return [
             c
-            for c in await candidates(self._service, memory.text, namespace)
+            for c in await folding.candidates(self._service, memory.text, namespace)
             if c.id != memory.id and _stored_before(c, memory)
         ]
 
@@ -134,7 +123,7 @@ class Reconciler:
         older = await self._older(memory, memory.run_id)
         if not older:
             return None
-        verdicts = await verdicts_on(self._service, memory.text, older)
+        verdicts = await folding.verdicts_on(self._service, memory.text, older)
         if isinstance(verdicts, PeerFailure):
             return None
         return _Verdicts(_judged_state(memory, older), verdicts)
@@ -150,29 +139,33 @@ class Reconciler:
         if not older:
             return "new"
         if early is not None and early.state == _judged_state(memory, older):
-            verdicts: dict[str, Verdict] | PeerFailure = early.verdicts
+            verdicts: folding.Verdicts | PeerFailure = early.verdicts
         else:
-            verdicts = await verdicts_on(service, memory.text, older)
+            verdicts = await folding.verdicts_on(service, memory.text, older)
         if isinstance(verdicts, PeerFailure):
             return None
-        decision = decide(memory.text, older, verdicts, service.settings)
+        decision = folding.decide(memory.text, older, verdicts, service.settings)
         at = memory.lifetime.valid_from or service.now()
         if decision.kind is None or decision.survivor is None:
-            applied = Applied(memory)
-            await supersede(service, decision.superseded, memory.id, at, applied)
-            own = {**superseding_metadata(decision)}
-            echo = await count_echo(service, decision, namespace)
+            applied = folding.Applied(memory)
+            await folding.supersede(service, decision.superseded, memory.id, at, applied)
+            own = {**folding.superseding_metadata(decision)}
+            echo = await folding.count_echo(service, decision, namespace)
             if echo.memory_id is not None and decision.echoed is not None:
                 own[RESTATES] = echo.memory_id
                 echoed = decision.echoed
-                await mark(service, echoed, echoed.lifetime.worded(memory.id), "with a wording")
+                await folding.mark(
+                    service, echoed, echoed.lifetime.worded(memory.id), "with a wording"
+                )
             if own:
-                await mark(service, memory, own, "with what it replaces")
+                await folding.mark(service, memory, own, "with what it replaces")
             return "changed" if applied.superseded else "new"
         # The older memory keeps the fact (and its id and history); the pending one is folded
         # into it, so its id, which the agent was given, keeps answering.
-        applied = await apply(service, decision, memory.text, namespace, at)
-        await mark(service, memory, memory.lifetime.folded(applied.survivor.id, at), "folded")
+        applied = await folding.apply(service, decision, memory.text, namespace, at)
+        await folding.mark(
+            service, memory, memory.lifetime.folded(applied.survivor.id, at), "folded"
+        )
         await service.ranker.fold(service.rscope(namespace), applied.survivor.id, [memory.id])
         return "restated" if decision.kind == "same" and not applied.superseded else "changed"
 
@@ -182,7 +175,7 @@ class _Verdicts:
     """Verdicts on a pending memory, and what they judged (`_judged_state`)."""
 
     state: list[tuple[str, str, object]]
-    verdicts: dict[str, Verdict]
+    verdicts: folding.Verdicts
 
 
 def _judged_state(memory: Memory, older: list[Memory]) -> list[tuple[str, str, object]]:

@@ -70,11 +70,11 @@ class BridgeTuning(TuningSettings):
         default=0.7,
         ge=0,
         le=1,
-        description="Semantic similarity a current memory needs for the judge's SUPERSEDES on it "
-        "to be acted on (unless the two statements differ only in their values): the memory is "
-        "then marked superseded, never changed or deleted, so a wrong verdict costs a demotion "
-        "that restating or memory_reinstate undoes; the floor keeps a wrong verdict on a "
-        "look-alike fact from demoting it.",
+        description="Semantic similarity from which the judge's SUPERSEDES on a current memory "
+        "is acted on as given; under it (unless the two statements differ only in their values) "
+        "the judge is asked again the other way round, and only a second SUPERSEDES counts. The "
+        "memory is then marked superseded, never changed or deleted, so a wrong verdict costs a "
+        "demotion that restating or memory_reinstate undoes.",
     )
     echo_similarity_floor: float = Field(
         default=0.84,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 
+import anyio
 import httpx
 import pytest
 
@@ -151,6 +152,36 @@ async def test_a_2025_client_is_not_asked_for_its_roots(balancer: RunningProxy) 
         named = await call(client, "memory_add", text="Billing runs on Fridays.", project=project)
     assert 'project="<repository name>"' in message
     assert named["namespace"] == project
+
+
+async def test_restatements_racing_through_both_replicas_keep_one_memory(
+    balancer: RunningProxy,
+) -> None:
+    """Clients adding one fact at once, their calls spread over both processes: each process
+    orders its own adds of the project, and the ranker's scope lease orders the two processes'
+    adds, so every restatement is judged against the first and none is stored beside it."""
+    project = _project()
+    wordings = [
+        "The billing API listens on port 8443",
+        "The billing API listens on port 8443.",
+        "the billing API listens on port 8443!",
+        "The billing API listens on port 8443 ",
+        "The billing API listens on port 8443!!",
+        "The billing API listens on  port 8443.",
+    ]
+    actions: list[str] = []
+
+    async def add(text: str) -> None:
+        async with http_client(f"{balancer.url}/mcp", token=TOKEN, mode=MODERN) as client:
+            actions.append((await call(client, "memory_add", text=text, project=project))["action"])
+
+    async with anyio.create_task_group() as tasks:
+        for text in wordings:
+            tasks.start_soon(add, text)
+    async with http_client(f"{balancer.url}/mcp", token=TOKEN, mode=MODERN) as client:
+        listed = (await call(client, "memory_list", project=project))["hits"]
+    assert actions.count("added") == 1, actions
+    assert len(listed) == 1, listed
 
 
 def test_a_stateless_bridge_answers_a_session_it_never_saw(

@@ -15,8 +15,8 @@ value readable.
 The load uses its plain wordings (`new_style_share=0`): changes worded far from the stored value
 fail the checker through one bridge as through two, an open gap of facts with a lifetime that
 `make bench-load` reports. Racing statements of one fact that land on different replicas are
-ordered by each bridge's own per-scope lock only (the ranker's cross-replica lease is not built
-yet), so these runs may store duplicates; they are reported, not gated.
+ordered by the scope's lease in the ranker as by each bridge's own per-scope lock; the runs'
+duplicate and stale counts are reported (bench/README.md), not gated yet.
 
 The tests run in file order: the load runs come last, the kill at the very end.
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from mem0_ranker import SERVICE_NAME, RankerSettings, Store, create_server
 from mem0_ranker._postgres import PostgresStore
+from mem0_ranker._service import NEXT_IN_LINE_SECONDS
 from mem0mcp.ranker.v1 import ranker_pb2 as pb
 from mem0mcp.ranker.v1 import ranker_pb2_grpc
 from tests.ranker.conftest import Clock, open_backend
@@ -403,6 +405,106 @@ async def test_stats_report_rows_mentions_and_dedupe_hits(ranker: Ranker) -> Non
     assert stats.dedupe_hits == before + 1
 
 
+# --- leases -----------------------------------------------------------------------------------
+# Lease rows outlive `forget_everything` (they order work, they are no records), and the
+# PostgreSQL database is shared by the tests: each test leases keys of its own.
+
+
+def _lease_key() -> str:
+    return f"scope/{uuid.uuid4().hex}"
+
+
+async def _acquire(
+    ranker: Ranker, key: str, holder: str, ttl: float = 10.0
+) -> pb.AcquireLeaseResponse:
+    reply: pb.AcquireLeaseResponse = await ranker.stub.AcquireLease(
+        pb.AcquireLeaseRequest(key=key, holder=holder, ttl_seconds=ttl)
+    )
+    return reply
+
+
+async def _release(ranker: Ranker, key: str, holder: str) -> bool:
+    reply = await ranker.stub.ReleaseLease(pb.ReleaseLeaseRequest(key=key, holder=holder))
+    return bool(reply.released)
+
+
+async def test_a_free_lease_is_granted_and_refused_to_others_while_held(ranker: Ranker) -> None:
+    key = _lease_key()
+    granted = await _acquire(ranker, key, "a")
+    ranker.clock.advance(4)
+    refused = await _acquire(ranker, key, "b")
+    assert (granted.granted, granted.expires_in_seconds) == (True, 10.0)
+    assert (refused.granted, refused.expires_in_seconds) == (False, 6.0)
+
+
+async def test_a_dead_holder_frees_the_lease_when_it_expires(ranker: Ranker) -> None:
+    key = _lease_key()
+    await _acquire(ranker, key, "dead")
+    ranker.clock.advance(10)
+    taken = await _acquire(ranker, key, "b")
+    late_release = await _release(ranker, key, "dead")
+    assert taken.granted
+    assert not late_release
+    assert not (await _acquire(ranker, key, "c")).granted
+
+
+async def test_a_released_lease_is_free_at_once_and_only_its_holder_releases_it(
+    ranker: Ranker,
+) -> None:
+    key = _lease_key()
+    await _acquire(ranker, key, "a")
+    assert not await _release(ranker, key, "b")
+    assert not (await _acquire(ranker, key, "b")).granted
+    assert await _release(ranker, key, "a")
+    assert not await _release(ranker, key, "a")
+    assert (await _acquire(ranker, key, "b")).granted
+
+
+async def test_reacquiring_extends_the_holders_lease(ranker: Ranker) -> None:
+    key = _lease_key()
+    await _acquire(ranker, key, "a")
+    ranker.clock.advance(8)
+    renewed = await _acquire(ranker, key, "a")
+    ranker.clock.advance(8)  # past the first lease's end, within the renewed one
+    other = await _acquire(ranker, key, "b")
+    assert (renewed.granted, renewed.expires_in_seconds) == (True, 10.0)
+    assert (other.granted, other.expires_in_seconds) == (False, 2.0)
+
+
+async def test_a_refused_holder_is_next_in_line_when_the_lease_frees(ranker: Ranker) -> None:
+    """A replica that releases and at once retakes a lease cannot starve one polling for it."""
+    key = _lease_key()
+    await _acquire(ranker, key, "a")
+    await _acquire(ranker, key, "b")  # refused: next in line
+    await _release(ranker, key, "a")
+    retaken = await _acquire(ranker, key, "a")
+    third = await _acquire(ranker, key, "c")
+    turn = await _acquire(ranker, key, "b")
+    assert (retaken.granted, retaken.expires_in_seconds) == (False, 0.0)
+    assert not third.granted
+    assert turn.granted
+    # Taking its turn ended "b"'s place in line: the next one refused ("a") takes it.
+    await _acquire(ranker, key, "a")
+    await _release(ranker, key, "b")
+    assert (await _acquire(ranker, key, "a")).granted
+
+
+async def test_next_in_line_lapses_when_its_holder_stops_asking(ranker: Ranker) -> None:
+    key = _lease_key()
+    await _acquire(ranker, key, "a")
+    await _acquire(ranker, key, "gone")
+    await _release(ranker, key, "a")
+    ranker.clock.advance(NEXT_IN_LINE_SECONDS)
+    assert (await _acquire(ranker, key, "a")).granted
+
+
+async def test_leases_of_different_keys_are_independent(ranker: Ranker) -> None:
+    one, two = _lease_key(), _lease_key()
+    assert (await _acquire(ranker, one, "a")).granted
+    assert (await _acquire(ranker, two, "b")).granted
+    assert not (await _acquire(ranker, one, "b")).granted
+
+
 # --- bad input --------------------------------------------------------------------------------
 
 NOW_ISO = "2026-12-02T12:00:00Z"
@@ -499,6 +601,41 @@ BAD_REQUESTS: list[tuple[str, Message, str]] = [
         "lease_seconds: must be",
     ),
     ("ResolvePending", pb.ResolvePendingRequest(), "memory_ids: must name"),
+    ("AcquireLease", pb.AcquireLeaseRequest(holder="h", ttl_seconds=1), "key: must not be empty"),
+    ("AcquireLease", pb.AcquireLeaseRequest(key="k", ttl_seconds=1), "holder: must not be empty"),
+    (
+        "AcquireLease",
+        pb.AcquireLeaseRequest(key="k" * 641, holder="h", ttl_seconds=1),
+        "key: 641 characters",
+    ),
+    (
+        "AcquireLease",
+        pb.AcquireLeaseRequest(key="k", holder="h" * 129, ttl_seconds=1),
+        "holder: 129 characters",
+    ),
+    (
+        "AcquireLease",
+        pb.AcquireLeaseRequest(key="k\x00", holder="h", ttl_seconds=1),
+        "key: must not contain a NUL",
+    ),
+    ("AcquireLease", pb.AcquireLeaseRequest(key="k", holder="h"), "ttl_seconds: must be in"),
+    (
+        "AcquireLease",
+        pb.AcquireLeaseRequest(key="k", holder="h", ttl_seconds=-1),
+        "ttl_seconds: must be in",
+    ),
+    (
+        "AcquireLease",
+        pb.AcquireLeaseRequest(key="k", holder="h", ttl_seconds=math.inf),
+        "ttl_seconds: must be in",
+    ),
+    (
+        "AcquireLease",
+        pb.AcquireLeaseRequest(key="k", holder="h", ttl_seconds=3601),
+        "ttl_seconds: must be in",
+    ),
+    ("ReleaseLease", pb.ReleaseLeaseRequest(key="", holder="h"), "key: must not be empty"),
+    ("ReleaseLease", pb.ReleaseLeaseRequest(key="k", holder=""), "holder: must not be empty"),
     (
         "Reinforce",
         _with_unknown_field(pb.ReinforceRequest(memory_id="m", scope="u")),

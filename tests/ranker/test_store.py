@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import uuid
 from contextlib import closing
 from pathlib import Path
 
@@ -182,3 +184,13 @@ async def test_mention_lookup_searches_the_primary_key_not_the_table(
         plan = " ".join(str(row[0]) for row in await cur.fetchall())
     assert "ranker_mentions_pkey" in plan
     assert "Seq Scan" not in plan
+
+
+async def test_holders_racing_for_one_free_lease_get_it_exactly_once(store: Store) -> None:
+    """Concurrent first acquires of a key no row exists for yet: one insert wins, every other
+    asker finds it held (on PostgreSQL, the upsert's row lock orders them)."""
+    key = f"scope/{uuid.uuid4().hex}"
+    answers = await asyncio.gather(
+        *(store.acquire_lease(key, f"holder-{i}", 10.0, NOW, 2.0) for i in range(12))
+    )
+    assert sorted(answer.granted for answer in answers) == [False] * 11 + [True]

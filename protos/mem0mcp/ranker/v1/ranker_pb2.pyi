@@ -608,6 +608,102 @@ class ResolvePendingResponse(_message.Message):
 Global___ResolvePendingResponse: _TypeAlias = ResolvePendingResponse  # noqa: Y015
 
 @_typing.final
+class AcquireLeaseRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    HOLDER_FIELD_NUMBER: _builtins.int
+    TTL_SECONDS_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    """Opaque and non-empty: what the lease orders (the bridge: "scope/" + a ranker scope)."""
+    holder: _builtins.str
+    """Opaque and non-empty: who asks (the bridge: one random id per process)."""
+    ttl_seconds: _builtins.float
+    """How long the lease lasts from now unless renewed or released; in (0, 3600]."""
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+        holder: _builtins.str = ...,
+        ttl_seconds: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["holder", b"holder", "key", b"key", "ttl_seconds", b"ttl_seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AcquireLeaseRequest: _TypeAlias = AcquireLeaseRequest  # noqa: Y015
+
+@_typing.final
+class AcquireLeaseResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GRANTED_FIELD_NUMBER: _builtins.int
+    EXPIRES_IN_SECONDS_FIELD_NUMBER: _builtins.int
+    granted: _builtins.bool
+    """True: `holder` holds the lease until `expires_in_seconds` from now."""
+    expires_in_seconds: _builtins.float
+    """Granted: the holder's time left. Refused: when the lease frees by expiry at the latest
+    (0 when it is free but kept for the holder next in line).
+    """
+    def __init__(
+        self,
+        *,
+        granted: _builtins.bool = ...,
+        expires_in_seconds: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expires_in_seconds", b"expires_in_seconds", "granted", b"granted"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AcquireLeaseResponse: _TypeAlias = AcquireLeaseResponse  # noqa: Y015
+
+@_typing.final
+class ReleaseLeaseRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    HOLDER_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    holder: _builtins.str
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+        holder: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["holder", b"holder", "key", b"key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseLeaseRequest: _TypeAlias = ReleaseLeaseRequest  # noqa: Y015
+
+@_typing.final
+class ReleaseLeaseResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RELEASED_FIELD_NUMBER: _builtins.int
+    released: _builtins.bool
+    """False when `holder` did not hold it (never took it, or it expired and another took it)."""
+    def __init__(
+        self,
+        *,
+        released: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["released", b"released"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseLeaseResponse: _TypeAlias = ReleaseLeaseResponse  # noqa: Y015
+
+@_typing.final
 class GetStatsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

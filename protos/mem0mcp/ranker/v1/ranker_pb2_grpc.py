@@ -79,6 +79,16 @@ class RankerServiceStub:
                 request_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ResolvePendingRequest.SerializeToString,
                 response_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ResolvePendingResponse.FromString,
                 _registered_method=True)
+        self.AcquireLease = channel.unary_unary(
+                '/mem0mcp.ranker.v1.RankerService/AcquireLease',
+                request_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.AcquireLeaseRequest.SerializeToString,
+                response_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.AcquireLeaseResponse.FromString,
+                _registered_method=True)
+        self.ReleaseLease = channel.unary_unary(
+                '/mem0mcp.ranker.v1.RankerService/ReleaseLease',
+                request_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ReleaseLeaseRequest.SerializeToString,
+                response_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ReleaseLeaseResponse.FromString,
+                _registered_method=True)
         self.GetStats = channel.unary_unary(
                 '/mem0mcp.ranker.v1.RankerService/GetStats',
                 request_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.GetStatsRequest.SerializeToString,
@@ -156,6 +166,23 @@ class RankerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AcquireLease(self, request, context):
+        """Take a named lease for `ttl_seconds`, or extend it when `holder` holds it already. A lease
+        whose time ran out is free: a holder that died frees it by expiry. While one holder has
+        it, the first other holder refused is next in line for a moment (NEXT_IN_LINE), so that a
+        replica polling for it is not starved by another that releases and retakes it at once.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReleaseLease(self, request, context):
+        """Give a lease back; only its holder can (anyone else's release changes nothing).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetStats(self, request, context):
         """Counters for operators.
         """
@@ -210,6 +237,16 @@ def add_RankerServiceServicer_to_server(servicer, server):
                     servicer.ResolvePending,
                     request_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ResolvePendingRequest.FromString,
                     response_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ResolvePendingResponse.SerializeToString,
+            ),
+            'AcquireLease': grpc.unary_unary_rpc_method_handler(
+                    servicer.AcquireLease,
+                    request_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.AcquireLeaseRequest.FromString,
+                    response_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.AcquireLeaseResponse.SerializeToString,
+            ),
+            'ReleaseLease': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReleaseLease,
+                    request_deserializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ReleaseLeaseRequest.FromString,
+                    response_serializer=mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ReleaseLeaseResponse.SerializeToString,
             ),
             'GetStats': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStats,
@@ -460,6 +497,60 @@ class RankerService:
             '/mem0mcp.ranker.v1.RankerService/ResolvePending',
             mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ResolvePendingRequest.SerializeToString,
             mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ResolvePendingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AcquireLease(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mem0mcp.ranker.v1.RankerService/AcquireLease',
+            mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.AcquireLeaseRequest.SerializeToString,
+            mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.AcquireLeaseResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReleaseLease(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mem0mcp.ranker.v1.RankerService/ReleaseLease',
+            mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ReleaseLeaseRequest.SerializeToString,
+            mem0mcp_dot_ranker_dot_v1_dot_ranker__pb2.ReleaseLeaseResponse.FromString,
             options,
             channel_credentials,
             insecure,

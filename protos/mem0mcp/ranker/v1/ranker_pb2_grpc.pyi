@@ -60,6 +60,14 @@ class RankerServiceStub:
     """
     ResolvePending: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.ResolvePendingRequest, _ranker_pb2.ResolvePendingResponse]
     """The pending memories were reconciled (or are gone): forget that they were pending."""
+    AcquireLease: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.AcquireLeaseRequest, _ranker_pb2.AcquireLeaseResponse]
+    """Take a named lease for `ttl_seconds`, or extend it when `holder` holds it already. A lease
+    whose time ran out is free: a holder that died frees it by expiry. While one holder has
+    it, the first other holder refused is next in line for a moment (NEXT_IN_LINE), so that a
+    replica polling for it is not starved by another that releases and retakes it at once.
+    """
+    ReleaseLease: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.ReleaseLeaseRequest, _ranker_pb2.ReleaseLeaseResponse]
+    """Give a lease back; only its holder can (anyone else's release changes nothing)."""
     GetStats: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.GetStatsRequest, _ranker_pb2.GetStatsResponse]
     """Counters for operators."""
 
@@ -91,6 +99,14 @@ class RankerServiceAsyncStub(RankerServiceStub):
     """
     ResolvePending: _aio.UnaryUnaryMultiCallable[_ranker_pb2.ResolvePendingRequest, _ranker_pb2.ResolvePendingResponse]  # type: ignore[assignment]
     """The pending memories were reconciled (or are gone): forget that they were pending."""
+    AcquireLease: _aio.UnaryUnaryMultiCallable[_ranker_pb2.AcquireLeaseRequest, _ranker_pb2.AcquireLeaseResponse]  # type: ignore[assignment]
+    """Take a named lease for `ttl_seconds`, or extend it when `holder` holds it already. A lease
+    whose time ran out is free: a holder that died frees it by expiry. While one holder has
+    it, the first other holder refused is next in line for a moment (NEXT_IN_LINE), so that a
+    replica polling for it is not starved by another that releases and retakes it at once.
+    """
+    ReleaseLease: _aio.UnaryUnaryMultiCallable[_ranker_pb2.ReleaseLeaseRequest, _ranker_pb2.ReleaseLeaseResponse]  # type: ignore[assignment]
+    """Give a lease back; only its holder can (anyone else's release changes nothing)."""
     GetStats: _aio.UnaryUnaryMultiCallable[_ranker_pb2.GetStatsRequest, _ranker_pb2.GetStatsResponse]  # type: ignore[assignment]
     """Counters for operators."""
 
@@ -173,6 +189,26 @@ class RankerServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ranker_pb2.ResolvePendingResponse, _abc.Awaitable[_ranker_pb2.ResolvePendingResponse]]:
         """The pending memories were reconciled (or are gone): forget that they were pending."""
+
+    @_abc_1.abstractmethod
+    def AcquireLease(
+        self,
+        request: _ranker_pb2.AcquireLeaseRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ranker_pb2.AcquireLeaseResponse, _abc.Awaitable[_ranker_pb2.AcquireLeaseResponse]]:
+        """Take a named lease for `ttl_seconds`, or extend it when `holder` holds it already. A lease
+        whose time ran out is free: a holder that died frees it by expiry. While one holder has
+        it, the first other holder refused is next in line for a moment (NEXT_IN_LINE), so that a
+        replica polling for it is not starved by another that releases and retakes it at once.
+        """
+
+    @_abc_1.abstractmethod
+    def ReleaseLease(
+        self,
+        request: _ranker_pb2.ReleaseLeaseRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ranker_pb2.ReleaseLeaseResponse, _abc.Awaitable[_ranker_pb2.ReleaseLeaseResponse]]:
+        """Give a lease back; only its holder can (anyone else's release changes nothing)."""
 
     @_abc_1.abstractmethod
     def GetStats(

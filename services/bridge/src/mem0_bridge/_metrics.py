@@ -14,3 +14,10 @@ RECONCILED = Counter(
     "(restated, changed, new, gone).",
     ["outcome"],
 )
+SCOPE_LEASES = Counter(
+    "mem0_bridge_scope_leases_total",
+    "Scope leases asked of the ranker around a write, by outcome: granted (at once), waited "
+    "(granted after waiting for another replica), timed_out and unavailable (the write went "
+    "ahead without it), lost (it expired during the write and another holder took it).",
+    ["outcome"],
+)

@@ -1,4 +1,5 @@
-"""Client of the ranker: exact-content dedupe, mention counts, reranking, pending verdicts.
+"""Client of the ranker: exact-content dedupe, mention counts, reranking, pending verdicts and
+the leases that order a scope's writes across bridge replicas.
 
 Every method returns a `PeerFailure` instead of its answer when the ranker is off, down, slow
 or rejected the call; callers say what they skipped and carry on (search in mem0's order, adds
@@ -50,6 +51,14 @@ class PendingMemory:
     memory_id: str
     reason: str
     attempts: int
+
+
+@dataclass(frozen=True)
+class LeaseAnswer:
+    """Granted (for `expires_in` seconds), or held by another until `expires_in` at the latest."""
+
+    granted: bool
+    expires_in: float
 
 
 @dataclass(frozen=True)
@@ -183,6 +192,23 @@ class RankerClient:
         return await self.peer.send(
             lambda stub: stub.ResolvePending,
             ranker_pb2.ResolvePendingRequest(memory_ids=memory_ids),
+        )
+
+    async def acquire_lease(
+        self, key: str, holder: str, ttl_seconds: float
+    ) -> LeaseAnswer | PeerFailure:
+        """Take (or, held by `holder` already, extend) the lease `key` for `ttl_seconds`."""
+        answer = await self.peer.call(
+            lambda stub: stub.AcquireLease,
+            ranker_pb2.AcquireLeaseRequest(key=key, holder=holder, ttl_seconds=ttl_seconds),
+        )
+        if isinstance(answer, PeerFailure):
+            return answer
+        return LeaseAnswer(granted=answer.granted, expires_in=answer.expires_in_seconds)
+
+    async def release_lease(self, key: str, holder: str) -> PeerFailure | None:
+        return await self.peer.send(
+            lambda stub: stub.ReleaseLease, ranker_pb2.ReleaseLeaseRequest(key=key, holder=holder)
         )
 
     async def stats(self) -> Stats | PeerFailure:

@@ -20,11 +20,11 @@ from datetime import UTC, datetime
 from mem0_bridge import _adding, _by_id, _listing, _models, _pins, _searching
 from mem0_bridge._access import EVERYTHING, Grant
 from mem0_bridge._by_id import Readable
-from mem0_bridge._concurrency import KeyedLocks
 from mem0_bridge._errors import BridgeError
 from mem0_bridge._grpc import skipped
 from mem0_bridge._inputs import check_reset_token, check_time
 from mem0_bridge._judge import JudgeClient
+from mem0_bridge._leases import ScopeLocks
 from mem0_bridge._mem0 import LIST_CAP, Mem0Client, Mem0Error, Memory
 from mem0_bridge._pending import Reconciler
 from mem0_bridge._ranker import RankerClient
@@ -96,8 +96,10 @@ class MemoryService:
         self.judge = judge
         #: Held while a memory of a scope is being added, reconciled or rewritten, so that
         #: writes in one scope see each other (a restatement racing an add is judged against
-        #: it); adds in different scopes run concurrently.
-        self.scope_locks = KeyedLocks()
+        #: it), on every replica (the ranker's lease); adds in different scopes run concurrently.
+        self.scope_locks = ScopeLocks(
+            ranker, settings.scope_lease_seconds, settings.scope_lease_wait_seconds
+        )
         self.reconciler = Reconciler(self)
         self.rewrites = Rewrites(judge, settings.judge_timeout_seconds)
         #: Epoch seconds now: `time.time`, or the benchmarks' test clock (`test_clock_file`).

@@ -102,6 +102,20 @@ class BridgeTuning(TuningSettings):
         "next search on). 0: no search waits on the LLM. The recall benchmark sets it to the "
         "rewrite budget, to measure what the rewrite itself does.",
     )
+    scope_lease_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=3600,
+        description="How long a scope's lease in the ranker lasts (renewed at half of it while "
+        "a write runs): bridge replicas order a scope's writes through it, and a replica that "
+        "dies holding it blocks the scope's writes elsewhere at most this long.",
+    )
+    scope_lease_wait_seconds: float = Field(
+        default=30.0,
+        ge=0,
+        description="Longest a write waits for its scope's lease while another replica holds it; "
+        "past it the write goes ahead unordered (logged and counted) rather than fail.",
+    )
     test_clock_file: Path | None = Field(
         default=None,
         description=(

@@ -18,6 +18,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
+from mem0_ranker import _sql
 from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._scoring import MentionRecord
 from mem0_ranker._sql import RECORD_TABLES, Migrations, SqlStore, pending_migrations, pending_table
@@ -53,6 +54,7 @@ MIGRATIONS: Migrations = [
         ],
     ),
     (2, pending_table('text COLLATE "C"')),
+    (3, _sql.lease_table('text COLLATE "C"')),
 ]
 
 #: Replicas starting together serialise their migrations on this advisory lock key.
@@ -145,6 +147,15 @@ class PostgresStore(SqlStore):
         async with self._pool.connection() as conn:
             cur = await conn.execute(sql, params)
         return cur.rowcount
+
+    async def _last_row_of(self, steps: Sequence[tuple[str, Sequence[object]]]) -> Sequence[Any]:
+        async with self._pool.connection() as conn, conn.transaction():
+            for sql, params in steps:
+                cur = await conn.execute(sql, params)
+            row = await cur.fetchone()
+        if row is None:
+            raise RuntimeError("a statement expected to return a row returned none")
+        return row
 
     async def find_stored(self, scope: str, key: str, since: float) -> StoredText | None:
         async with self._pool.connection() as conn:

@@ -45,6 +45,8 @@ class Limits:
     max_reason_length: int = contract.max_chars(ranker_pb2.MarkPendingRequest, "reason")
     max_related: int = contract.max_items(ranker_pb2.Candidate, "related_ids")
     max_restatements: int = contract.max_items(ranker_pb2.Candidate, "restatement_ids")
+    max_lease_key_length: int = contract.max_chars(ranker_pb2.AcquireLeaseRequest, "key")
+    max_holder_length: int = contract.max_chars(ranker_pb2.AcquireLeaseRequest, "holder")
 
 
 LIMITS = Limits()
@@ -271,12 +273,24 @@ def claim(request: ranker_pb2.ClaimPendingRequest, limits: Limits) -> tuple[int,
     """The batch size and lease of a ClaimPending request."""
     if not 1 <= request.limit <= limits.max_candidates:
         raise InvalidArgument(f"limit: must be 1..{limits.max_candidates}, got {request.limit}")
-    lease = request.lease_seconds
-    if not (math.isfinite(lease) and 0 < lease <= MAX_LEASE_SECONDS):
-        raise InvalidArgument(
-            f"lease_seconds: must be in (0, {MAX_LEASE_SECONDS:g}], got {lease!r}"
-        )
-    return request.limit, lease
+    return request.limit, lease_seconds(request.lease_seconds, "lease_seconds")
+
+
+def lease(
+    request: ranker_pb2.AcquireLeaseRequest | ranker_pb2.ReleaseLeaseRequest, limits: Limits
+) -> tuple[str, str]:
+    """The key and holder of a lease request."""
+    return (
+        _bounded(request.key, "key", limits.max_lease_key_length),
+        _bounded(request.holder, "holder", limits.max_holder_length),
+    )
+
+
+def lease_seconds(value: float, field: str) -> float:
+    """A lease's length: in (0, MAX_LEASE_SECONDS]; longer is a holder stuck, not slow."""
+    if not (math.isfinite(value) and 0 < value <= MAX_LEASE_SECONDS):
+        raise InvalidArgument(f"{field}: must be in (0, {MAX_LEASE_SECONDS:g}], got {value!r}")
+    return value
 
 
 def fold(request: ranker_pb2.FoldRequest, limits: Limits) -> tuple[str, str, list[str]]:

@@ -41,6 +41,10 @@ STORAGE_UNAVAILABLE: tuple[type[Exception], ...] = (
     psycopg_pool.PoolTimeout,
 )
 
+#: How long a holder refused a lease stays next in line for it without asking again: longer
+#: than a poller's pause between asks, short enough that a poller that died blocks no one long.
+NEXT_IN_LINE_SECONDS = 2.0
+
 _Req = TypeVar("_Req", bound=Message)
 _Resp = TypeVar("_Resp", bound=Message)
 _Handler = Callable[["RankerServicer", _Req, grpc.aio.ServicerContext], Awaitable[_Resp]]
@@ -225,6 +229,27 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
     ) -> ranker_pb2.ResolvePendingResponse:
         ids = _requests.memory_ids(request.memory_ids, "memory_ids", self._limits)
         return ranker_pb2.ResolvePendingResponse(resolved=await self._store.resolve_pending(ids))
+
+    @_checked
+    async def AcquireLease(  # noqa: N802 - gRPC method name
+        self, request: ranker_pb2.AcquireLeaseRequest, context: grpc.aio.ServicerContext
+    ) -> ranker_pb2.AcquireLeaseResponse:
+        key, holder = _requests.lease(request, self._limits)
+        ttl = _requests.lease_seconds(request.ttl_seconds, "ttl_seconds")
+        answer = await self._store.acquire_lease(
+            key, holder, ttl, self._clock(), NEXT_IN_LINE_SECONDS
+        )
+        return ranker_pb2.AcquireLeaseResponse(
+            granted=answer.granted, expires_in_seconds=answer.expires_in
+        )
+
+    @_checked
+    async def ReleaseLease(  # noqa: N802 - gRPC method name
+        self, request: ranker_pb2.ReleaseLeaseRequest, context: grpc.aio.ServicerContext
+    ) -> ranker_pb2.ReleaseLeaseResponse:
+        key, holder = _requests.lease(request, self._limits)
+        released = await self._store.release_lease(key, holder, self._clock())
+        return ranker_pb2.ReleaseLeaseResponse(released=released)
 
     @_checked
     async def GetStats(  # noqa: N802 - gRPC method name

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from mem0_ranker._mention_cache import MentionCache, MentionReader
 from mem0_ranker._scoring import MentionRecord
-from mem0_ranker._store import Forgotten, Stats, Store
+from mem0_ranker._store import Forgotten, LeaseAnswer, Stats, Store
 
 #: Versioned schema steps; a released step is never edited, only followed by a new one.
 Migrations = list[tuple[int, list[str]]]
@@ -43,6 +43,20 @@ def pending_table(text: str) -> list[str]:
         )""",
         "CREATE INDEX ranker_pending_order ON ranker_pending (leased_until, marked_at)",
         "CREATE INDEX ranker_pending_scope ON ranker_pending (scope)",
+    ]
+
+
+def lease_table(text: str) -> list[str]:
+    """Schema step 3 of both backends: named leases (`AcquireLease`). A free lease is a row with
+    no holder (or an expired one); its row stays while someone is next in line for it."""
+    return [
+        f"""CREATE TABLE ranker_leases (
+            lease_key {text} PRIMARY KEY,
+            holder {text} NOT NULL,
+            expires_at DOUBLE PRECISION NOT NULL,
+            next_holder {text} NOT NULL,
+            next_until DOUBLE PRECISION NOT NULL
+        )""",
     ]
 
 
@@ -128,6 +142,66 @@ class SqlStore(Store):
             " ON CONFLICT (memory_id) DO UPDATE SET leased_until = 0",
             (memory_id, scope, reason, now),
         )
+
+    @abc.abstractmethod
+    async def _last_row_of(self, steps: Sequence[tuple[str, Sequence[object]]]) -> Sequence[Any]:
+        """Run `steps` in one transaction; the first row the last one returns (it must return
+        one)."""
+
+    async def acquire_lease(
+        self, key: str, holder: str, ttl_seconds: float, now: float, next_in_line_seconds: float
+    ) -> LeaseAnswer:
+        p = self.PARAM
+        # Taken when free and nobody else is next in line, or extended by its holder; else the
+        # asker becomes next in line unless another one is; then who holds it, until when.
+        # Extending always succeeds, so the holder read last is the asker exactly when granted.
+        row = await self._last_row_of(
+            [
+                (
+                    "INSERT INTO ranker_leases AS l"  # noqa: S608 - fixed clauses
+                    " (lease_key, holder, expires_at, next_holder, next_until)"
+                    f" VALUES ({p}, {p}, {p}, '', 0) ON CONFLICT (lease_key) DO UPDATE"
+                    " SET holder = excluded.holder, expires_at = excluded.expires_at,"
+                    " next_holder = CASE WHEN l.next_holder = excluded.holder"
+                    " THEN '' ELSE l.next_holder END,"
+                    " next_until = CASE WHEN l.next_holder = excluded.holder"
+                    " THEN 0 ELSE l.next_until END"
+                    " WHERE l.holder = excluded.holder"
+                    f" OR (l.expires_at <= {p} AND (l.next_holder IN ('', excluded.holder)"
+                    f" OR l.next_until <= {p}))",
+                    (key, holder, now + ttl_seconds, now, now),
+                ),
+                (
+                    f"UPDATE ranker_leases SET next_holder = {p}, next_until = {p}"  # noqa: S608 - fixed clauses
+                    f" WHERE lease_key = {p} AND holder <> {p}"
+                    f" AND (next_holder IN ('', {p}) OR next_until <= {p})",
+                    (holder, now + next_in_line_seconds, key, holder, holder, now),
+                ),
+                (
+                    f"SELECT holder, expires_at FROM ranker_leases WHERE lease_key = {p}",  # noqa: S608 - fixed clauses
+                    (key,),
+                ),
+            ]
+        )
+        holder_now, expires_at = row[0], float(row[1])
+        if holder_now == holder:
+            return LeaseAnswer(granted=True, expires_in=expires_at - now)
+        return LeaseAnswer(granted=False, expires_in=max(0.0, expires_at - now))
+
+    async def release_lease(self, key: str, holder: str, now: float) -> bool:
+        p = self.PARAM
+        released = await self._write(
+            "UPDATE ranker_leases SET holder = '', expires_at = 0"  # noqa: S608 - fixed clauses
+            f" WHERE lease_key = {p} AND holder = {p}",
+            (key, holder),
+        )
+        # A free lease nobody is next in line for needs no row.
+        await self._write(
+            f"DELETE FROM ranker_leases WHERE lease_key = {p} AND holder = ''"  # noqa: S608 - fixed clauses
+            f" AND (next_holder = '' OR next_until <= {p})",
+            (key, now),
+        )
+        return released > 0
 
     async def resolve_pending(self, memory_ids: Sequence[str]) -> int:
         return await self._write(

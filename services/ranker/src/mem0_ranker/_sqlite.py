@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from mem0_common import private_files
+from mem0_ranker import _sql
 from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._scoring import MentionRecord
 from mem0_ranker._sql import RECORD_TABLES, Migrations, SqlStore, pending_migrations, pending_table
@@ -54,6 +55,7 @@ MIGRATIONS: Migrations = [
         ],
     ),
     (2, pending_table("TEXT")),
+    (3, _sql.lease_table("TEXT")),
 ]
 
 _MMAP_BYTES = 1 << 30
@@ -205,6 +207,15 @@ class SqliteStore(SqlStore):
                 return result
 
         return await asyncio.shield(run())
+
+    async def _last_row_of(self, steps: Sequence[tuple[str, Sequence[object]]]) -> Sequence[Any]:
+        async def statements() -> Sequence[Any]:
+            rows: list[Sequence[Any]] = []
+            for sql, params in steps:
+                rows = list(await self._writer.execute_fetchall(sql, params))
+            return rows[0]
+
+        return await self._transaction(statements)
 
     async def fold(self, scope: str, into: str, others: Sequence[str], now: float) -> int:
         ids = json.dumps(list(others))

@@ -54,6 +54,15 @@ class Pending:
     attempts: int
 
 
+@dataclass(frozen=True, slots=True)
+class LeaseAnswer:
+    """Who holds a lease after an acquire: `granted` to the asker, else refused, with the
+    seconds until it frees by expiry at the latest (0: free, but kept for the one next in line)."""
+
+    granted: bool
+    expires_in: float
+
+
 class Store(abc.ABC):
     """Mention counts and dedupe records of one ranker deployment."""
 
@@ -94,6 +103,19 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def resolve_pending(self, memory_ids: Sequence[str]) -> int:
         """Forget that these memories were pending; returns how many were."""
+
+    @abc.abstractmethod
+    async def acquire_lease(
+        self, key: str, holder: str, ttl_seconds: float, now: float, next_in_line_seconds: float
+    ) -> LeaseAnswer:
+        """Grant `key` to `holder` until `now + ttl_seconds` if it is free (never taken,
+        released or expired) or `holder`'s already (an extension), unless another holder is next
+        in line. A refused holder becomes next in line for `next_in_line_seconds` (renewed by
+        each refused retry) when no other one is, so that pollers take turns."""
+
+    @abc.abstractmethod
+    async def release_lease(self, key: str, holder: str, now: float) -> bool:
+        """Free `key` if `holder` holds it; whether it did."""
 
     @abc.abstractmethod
     async def reinforce(

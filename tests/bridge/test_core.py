@@ -92,6 +92,7 @@ async def core(tmp_path: Path) -> AsyncIterator[Core]:
             # judge's verdicts are acted on as given, except where a test sets a floor.
             "verdict_similarity_floor": 0.0,
             "supersede_similarity_floor": 0.0,
+            "confirmed_supersede_floor": 0.0,
             "reset_token": "the-reset-token",
             # Verdicts are awaited however loaded the machine; the budget tests set their own.
             "verdict_budget_ms": 60_000,
@@ -505,6 +506,37 @@ async def test_a_change_in_far_other_words_supersedes_once_the_judge_says_it_bot
     changed = await service.add("The API service moved over to port 9000 today", "project", ALPHA)
     assert (changed.action, changed.superseded_ids) == ("updated", first.memory_ids)
     assert core.mem0.current_texts("alpha") == ["The API service moved over to port 9000 today"]
+
+
+async def test_a_change_named_on_one_wording_supersedes_every_wording_of_the_fact(
+    core: Core,
+) -> None:
+    # The second statement is kept as a wording of the first (SAME, too unlike to merge); the
+    # change is judged against the wording alone, and must not leave the first one current.
+    def script(fact: str, text: str) -> judge_pb2.Verdict.ValueType:
+        if "8080" in fact:
+            return SAME
+        return SUPERSEDES if text.startswith("Clients") else UNRELATED
+
+    core.judge.judge.script = script
+    service = core.configured(verdict_similarity_floor=0.99)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    wording = await service.add("Clients reach the API through port 8080", "project", ALPHA)
+    assert wording.restates == first.memory_ids[0]
+    changed = await service.add("Clients reach the API through port 9000", "project", ALPHA)
+    assert changed.superseded_ids == wording.memory_ids
+    assert core.mem0.current_texts("alpha") == ["Clients reach the API through port 9000"]
+
+
+async def test_a_change_too_unlike_the_old_value_to_ask_again_is_kept_beside_it(
+    core: Core,
+) -> None:
+    service = core.configured(supersede_similarity_floor=0.8, confirmed_supersede_floor=0.79)
+    await service.add("The API port is 8080", "project", ALPHA)
+    changed = await service.add("The API service moved over to port 9000 today", "project", ALPHA)
+    assert changed.action == "added"
+    assert len(core.judge.judge.compares) == 1  # not asked the other way round
+    assert len(core.mem0.current_texts("alpha")) == 2
 
 
 async def test_a_same_verdict_on_a_dissimilar_memory_does_not_swallow_the_new_fact(

@@ -18,9 +18,10 @@ shown as one hit per fact) when it names no value or name the memory lacks, and 
 mention of it from `echo_similarity_floor` up. A SUPERSEDES demotes one memory per add, the
 closest one the judge names (with copies of its value): a statement changes one fact, and a
 judge wrong on a share of pairs would otherwise demote other facts of the same subject. Under
-`supersede_similarity_floor` a SUPERSEDES counts only when the judge gives it again asked the
-other way round (`verdicts_on`): changes are often said in words far from the old value's, and
-two independent wrong answers on one look-alike pair are rare.
+`supersede_similarity_floor` (down to `confirmed_supersede_floor`) a SUPERSEDES counts only when
+the judge gives it again asked the other way round (`verdicts_on`): changes are often said in
+words far from the old value's, and two independent wrong answers on one look-alike pair are
+rare.
 
 A restatement keeps the stored words (they matched the queries so far) unless the new statement
 names a value or name the stored one lacks (`_wording.adds_details`): then the memory takes the
@@ -94,8 +95,8 @@ async def verdicts_on(
     """The judge's verdicts on `close`, or why there are none (off, no LLM, down, a bug, or,
     with a `budget` in seconds, too slow: not asked while its latest verdicts took longer,
     and cut at the budget otherwise). A SUPERSEDES on a memory too unlike `text` to trust
-    (under `supersede_similarity_floor`) is asked again the other way round, within the same
-    budget."""
+    (under `supersede_similarity_floor`, from `confirmed_supersede_floor` up) is asked again
+    the other way round, within the same budget."""
     judge = service.judge
     unusable = await judge.usable()
     if unusable is not None:
@@ -108,23 +109,22 @@ async def verdicts_on(
     first = await judge.compare(text, [(c.id, c.text) for c in close], deadline=budget)
     if isinstance(first, PeerFailure):
         return first
-    floor = service.settings.supersede_similarity_floor
-    named = [c for c in close if first.get(c.id) is Verdict.SUPERSEDES]
-    doubtful = [c for c in named if not plausibly_one_fact(text, c, floor)]
-    if not doubtful or not one_older_value(named):
+    settings = service.settings
+    floor, lowest = settings.supersede_similarity_floor, settings.confirmed_supersede_floor
+    doubtful = [
+        c
+        for c in close
+        if first.get(c.id) is Verdict.SUPERSEDES
+        and not plausibly_one_fact(text, c, floor)
+        and c.similarity_to_query >= lowest
+    ]
+    if not doubtful:
         return Verdicts(first)
     left = None if budget is None else budget - (anyio.current_time() - started)
     confirmed = await _confirmed(service, text, doubtful, left)
     if isinstance(confirmed, PeerFailure):
         return confirmed
     return Verdicts(first, confirmed)
-
-
-def one_older_value(named: Sequence[Memory]) -> bool:
-    """Do the memories the judge calls replaced all hold one value (copies of one statement)?
-    A statement changes one fact: a judge naming several values replaced calls look-alike facts
-    changes, and its verdicts under the floor are not worth asking again."""
-    return all(same_values(c.text, named[0].text) for c in named[1:])
 
 
 async def _confirmed(
@@ -293,8 +293,9 @@ async def supersede(
     applied: Applied,
 ) -> None:
     """Mark each of `older` superseded by `survivor_id` from `at` on, and with it the current
-    memories that restate it in other words (its `wordings`): they held the same value. A
-    memory superseded already stands for the value that replaced it: that one is marked."""
+    memories of its fact in other words (the wordings linked to it either way, `restates` and
+    `wordings`): they held the same value. A memory superseded already stands for the value that
+    replaced it: that one is marked."""
     done = {survivor_id}
     for named in older:
         memory = named if named.lifetime.current else await current_successor(service, named)
@@ -306,15 +307,25 @@ async def supersede(
         else:
             applied.notes.append(f"{memory.id} could not be marked superseded; it stays current")
             continue
-        for wording_id in memory.lifetime.wordings:
-            wording = await service.mem0.get(wording_id)
-            if (
-                wording is not None
-                and wording.run_id == memory.run_id
-                and wording.lifetime.current
-                and wording.id != survivor_id
-            ):
-                await mark(service, wording, wording.lifetime.superseded(survivor_id, at), "too")
+        await _supersede_wordings(service, memory, survivor_id, at, done)
+
+
+async def _supersede_wordings(
+    service: MemoryService, memory: Memory, survivor_id: str, at: datetime, done: set[str]
+) -> None:
+    """Mark superseded the current wordings of `memory`'s fact, through their links either way
+    (a change that named one wording replaces the value every wording of it holds)."""
+    waiting = [*memory.lifetime.wordings, *filter(None, [memory.lifetime.restates])]
+    while waiting:
+        kin_id = waiting.pop()
+        if kin_id in done:
+            continue
+        done.add(kin_id)
+        kin = await service.mem0.get(kin_id)
+        if kin is None or kin.run_id != memory.run_id or not kin.lifetime.current:
+            continue
+        if await mark(service, kin, kin.lifetime.superseded(survivor_id, at), "too"):
+            waiting += [*kin.lifetime.wordings, *filter(None, [kin.lifetime.restates])]
 
 
 async def apply(

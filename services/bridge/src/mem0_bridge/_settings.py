@@ -76,6 +76,16 @@ class BridgeTuning(TuningSettings):
         "memory is then marked superseded, never changed or deleted, so a wrong verdict costs a "
         "demotion that restating or memory_reinstate undoes.",
     )
+    confirmed_supersede_floor: float = Field(
+        default=0.4,
+        ge=0,
+        le=1,
+        description="Semantic similarity a current memory needs for a SUPERSEDES under "
+        "MEM0_SUPERSEDE_SIMILARITY_FLOOR to be asked again the other way round (and acted on "
+        "when the judge says it again): changes are often worded far from the old value. 1 "
+        "acts on no SUPERSEDES under the floor: for a judge whose mistakes repeat both ways "
+        "round, as a weak model's do.",
+    )
     echo_similarity_floor: float = Field(
         default=0.84,
         ge=0,

@@ -56,17 +56,29 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+#: Candidates fetched per one shown to the judge, so that current memories are not crowded out.
+CANDIDATE_OVERFETCH = 3
+
+
 async def candidates(service: MemoryService, text: str, namespace: str) -> list[Memory]:
-    """The memories of `namespace` close enough to `text` to be shown to the judge; folded
-    memories are left out (the memory they were folded into speaks for them)."""
+    """The memories of `namespace` close enough to `text` to be shown to the judge, at most
+    `judge_max_candidates`, closest first, chosen by `_precedence` (a fact's older values, and
+    similar sentences of other facts, must not crowd its current memory out); folded memories
+    are left out (the memory they were folded into speaks for them)."""
+    shown = min(service.settings.judge_max_candidates, MAX_COMPARE_CANDIDATES)
     found = await service.mem0.search(
-        text,
-        user_id=service.user_id,
-        run_id=namespace,
-        top_k=min(service.settings.judge_max_candidates, MAX_COMPARE_CANDIDATES),
+        text, user_id=service.user_id, run_id=namespace, top_k=shown * CANDIDATE_OVERFETCH
     )
     floor = service.settings.reinforcement_prefilter_threshold
-    return [c for c in found if (c.score or 0.0) >= floor and c.lifetime.folded_into is None]
+    close = [c for c in found if (c.score or 0.0) >= floor and c.lifetime.folded_into is None]
+    chosen = {c.id for c in sorted(close, key=lambda c: _precedence(text, c))[:shown]}
+    return [c for c in close if c.id in chosen]
+
+
+def _precedence(text: str, candidate: Memory) -> tuple[bool, bool]:
+    """Which candidates the judge sees first: the very text (a repeat, or a change back to
+    it), then current memories, then older values."""
+    return (not same_text(candidate.text, text), not candidate.lifetime.current)
 
 
 #: Why an add did not wait for the judge (as a deadline the call could not have met).

@@ -918,6 +918,20 @@ async def test_a_change_back_supersedes_the_latest_value_even_when_not_a_candida
     assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
 
 
+async def test_older_values_of_other_facts_do_not_crowd_a_current_memory_out_of_judging(
+    core: Core,
+) -> None:
+    # Two sentences of another fact are closer to the change than the API's own memory; the
+    # judge sees two candidates, and must see the API's current memory among them.
+    service = core.configured(judge_max_candidates=2)
+    await service.add("The web port is 8080", "project", ALPHA)
+    await service.add("The web port is 9000", "project", ALPHA)
+    api = await service.add("Clients reach the API through port 8080", "project", ALPHA)
+    changed = await service.add("The API port is 7000", "project", ALPHA)
+    assert changed.superseded_ids == api.memory_ids
+    assert core.mem0.current_texts("alpha") == ["The API port is 7000", "The web port is 9000"]
+
+
 async def test_the_wordings_of_a_superseded_memory_are_superseded_with_it(core: Core) -> None:
     service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
     first = await service.add("The API port is 8080", "project", ALPHA)

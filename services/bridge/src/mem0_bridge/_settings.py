@@ -29,10 +29,12 @@ def _split(value: str) -> list[str]:
 
 
 class BridgeTuning(TuningSettings):
-    """Retrieval and reconcile constants: not for operators.
+    """Retrieval and reconcile constants, the time budgets of adds and searches and the
+    deadlines of mem0 and ranker calls: not for operators.
 
-    Their defaults were chosen on the retrieval benchmark (`make eval`, `make eval-floor`,
-    `make eval-sweep`); bench/README.md gives the findings.
+    The constants' defaults were chosen on the retrieval benchmark (`make eval`, `make
+    eval-floor`, `make eval-sweep`), the budgets on the load benchmark (`make bench-load`);
+    bench/README.md gives the findings.
     """
 
     model_config = SettingsConfigDict(
@@ -93,6 +95,30 @@ class BridgeTuning(TuningSettings):
         "older one (its metadata `related_ids`): the ranker lets recency order only related "
         "memories, which may be versions of one fact. Lower relates look-alike facts; higher "
         "misses changes said in other words.",
+    )
+    timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="Timeout of every mem0 request except inferring adds.",
+    )
+    ranker_timeout_seconds: float = Field(
+        default=2.0,
+        gt=0,
+        description="Deadline of each ranker call; past it the bridge degrades.",
+    )
+    verdict_budget_ms: int = Field(
+        default=300,
+        ge=0,
+        description="How long an add waits for the judge's verdicts; past it, or at once while "
+        "the judge's latest verdicts took longer, the fact is stored and judged in the "
+        "background (the reconciler). 300 ms lets a judge on a loaded machine answer (at 100 "
+        "ms, half the adds of a 16-client load run were left to the reconciler) and holds no "
+        "add for a hosted LLM's 0.3-2 s. 0: every add is judged in the background.",
+    )
+    rewrite_budget_ms: int = Field(
+        default=1500,
+        ge=0,
+        description="Time budget of the query rewrite plus its search; past it, raw results only.",
     )
     rewrite_wait_ms: int = Field(
         default=0,
@@ -183,12 +209,6 @@ class BridgeSettings(ServiceSettings, BridgeTuning):
         default=None,
         description="Fixed project scope, used instead of deriving it from git, cwd or MCP roots.",
     )
-    timeout_seconds: float = Field(
-        default=10.0,
-        gt=0,
-        description="Timeout of every mem0 request except inferring adds.",
-        json_schema_extra=RARELY_SET,
-    )
     add_timeout_seconds: float = Field(
         default=45.0,
         gt=0,
@@ -203,32 +223,10 @@ class BridgeSettings(ServiceSettings, BridgeTuning):
         default="127.0.0.1:50052",
         description="host:port of the judge (gRPC); empty runs without reconcile and rewrite.",
     )
-    ranker_timeout_seconds: float = Field(
-        default=2.0,
-        gt=0,
-        description="Deadline of each ranker call; past it the bridge degrades.",
-        json_schema_extra=RARELY_SET,
-    )
     judge_timeout_seconds: float = Field(
         default=20.0,
         gt=0,
         description="Deadline of each judge Compare call; past it the add proceeds unjudged.",
-        json_schema_extra=RARELY_SET,
-    )
-    verdict_budget_ms: int = Field(
-        default=300,
-        ge=0,
-        description="How long an add waits for the judge's verdicts; past it, or at once while "
-        "the judge's latest verdicts took longer, the fact is stored and judged in the "
-        "background (the reconciler). 300 ms lets a judge on a loaded machine answer (at 100 "
-        "ms, half the adds of a 16-client load run were left to the reconciler) and holds no "
-        "add for a hosted LLM's 0.3-2 s. 0: every add is judged in the background.",
-        json_schema_extra=RARELY_SET,
-    )
-    rewrite_budget_ms: int = Field(
-        default=1500,
-        ge=0,
-        description="Time budget of the query rewrite plus its search; past it, raw results only.",
         json_schema_extra=RARELY_SET,
     )
     reset_token: str | None = Field(

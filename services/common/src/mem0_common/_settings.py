@@ -57,8 +57,19 @@ class ServiceSettings(BaseSettings):
         return value.expanduser() if isinstance(value, Path) else value
 
 
-class GrpcServiceSettings(ServiceSettings):
-    """Settings of a gRPC service built on `mem0_common.GrpcServer`."""
+class GrpcTuning(TuningSettings):
+    """How long a gRPC service's stop waits for in-flight calls: a constant, not for operators
+    (its 10 s matches Docker's default stop timeout; Kubernetes allows 30 s)."""
+
+    grace_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="On SIGTERM/SIGINT, seconds in-flight calls may take to finish before cancel.",
+    )
+
+
+class GrpcServiceSettings(ServiceSettings, GrpcTuning):
+    """Settings of a gRPC service built on `mem0_common.GrpcServer`, `GrpcTuning`'s too."""
 
     host: str = Field(
         default="127.0.0.1",
@@ -93,12 +104,6 @@ class GrpcServiceSettings(ServiceSettings):
             "When set, `/metrics` answers only requests sending `Authorization: Bearer <token>` "
             "(401 otherwise); required when the metrics address is not loopback."
         ),
-        json_schema_extra=RARELY_SET,
-    )
-    grace_seconds: float = Field(
-        default=10.0,
-        gt=0,
-        description="On SIGTERM/SIGINT, seconds in-flight calls may take to finish before cancel.",
         json_schema_extra=RARELY_SET,
     )
 

@@ -7,12 +7,47 @@ from typing import ClassVar
 from pydantic import AliasChoices, Field, FilePath, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from mem0_common import RARELY_SET, GrpcServiceSettings
+from mem0_common import RARELY_SET, GrpcServiceSettings, TuningSettings
 from mem0_judge._llm import ResponseFormat
 
 
-class JudgeSettings(GrpcServiceSettings):
-    """Read once from `JUDGE_*` variables at start and passed down.
+class JudgeTuning(TuningSettings):
+    """How hard the judge leans on its LLM and how long it keeps rewrites: not for operators.
+
+    Retries, the failure count that marks the LLM degraded and the rewrite cache are limits
+    the benchmarks run at their defaults (bench/README.md); still read from `JUDGE_*`.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="JUDGE_", extra="ignore", frozen=True)
+
+    llm_max_retries: int = Field(
+        default=2,
+        ge=0,
+        le=10,
+        description="Retries after a 429, a 5xx or a connection failure, with jittered "
+        "exponential backoff (a `Retry-After` header is honoured).",
+    )
+    llm_degraded_after_failures: int = Field(
+        default=3,
+        ge=1,
+        description="Consecutive failed LLM calls after which health reports "
+        "`mem0mcp.judge.v1.JudgeService.llm` NOT_SERVING (degraded); the next success "
+        "reports it SERVING again.",
+    )
+    cache_size: int = Field(
+        default=1024,
+        ge=0,
+        description="Rewrites kept in the LRU cache; 0 disables caching.",
+    )
+    cache_ttl_seconds: float = Field(
+        default=3600.0,
+        gt=0,
+        description="How long a cached rewrite is reused.",
+    )
+
+
+class JudgeSettings(GrpcServiceSettings, JudgeTuning):
+    """Read once from `JUDGE_*` variables at start and passed down, `JudgeTuning`'s limits too.
 
     With `llm_base_url` or `llm_model` unset the judge still starts, but reports itself NOT_SERVING
     and answers every call UNAVAILABLE at once: there is deliberately no similarity-threshold
@@ -71,14 +106,6 @@ class JudgeSettings(GrpcServiceSettings):
         "`MEM0_JUDGE_TIMEOUT_SECONDS` as much).",
         json_schema_extra=RARELY_SET,
     )
-    llm_max_retries: int = Field(
-        default=2,
-        ge=0,
-        le=10,
-        description="Retries after a 429, a 5xx or a connection failure, with jittered "
-        "exponential backoff (a `Retry-After` header is honoured).",
-        json_schema_extra=RARELY_SET,
-    )
     llm_max_concurrency: int = Field(
         default=8,
         ge=1,
@@ -92,26 +119,6 @@ class JudgeSettings(GrpcServiceSettings):
         "`json_object_schema` (`json_object` with a `schema`: llama.cpp and llama-cpp-python "
         "turn it into a grammar), `json_schema` (OpenAI structured outputs, vLLM, Ollama) or "
         "`none` for endpoints that reject the field; answers are validated either way.",
-    )
-    llm_degraded_after_failures: int = Field(
-        default=3,
-        ge=1,
-        description="Consecutive failed LLM calls after which health reports "
-        "`mem0mcp.judge.v1.JudgeService.llm` NOT_SERVING (degraded); the next success "
-        "reports it SERVING again.",
-        json_schema_extra=RARELY_SET,
-    )
-    cache_size: int = Field(
-        default=1024,
-        ge=0,
-        description="Rewrites kept in the LRU cache; 0 disables caching.",
-        json_schema_extra=RARELY_SET,
-    )
-    cache_ttl_seconds: float = Field(
-        default=3600.0,
-        gt=0,
-        description="How long a cached rewrite is reused.",
-        json_schema_extra=RARELY_SET,
     )
 
     @field_validator("llm_base_url", "llm_model", "llm_api_key", mode="before")

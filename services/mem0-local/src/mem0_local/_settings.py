@@ -1,6 +1,6 @@
 """mem0-local's settings: one typed object read from `MEM0_LOCAL_*` variables at start.
 
-`Mem0LocalSettings` holds what an operator sets; it inherits `Mem0LocalTuning`, which holds only
+`Mem0LocalSettings` holds what an operator sets; it inherits `Mem0LocalTuning`: two limits and
 the test clock benchmarks replay time with.
 """
 
@@ -23,10 +23,27 @@ DEFAULT_CUSTOM_INSTRUCTIONS = (
 
 
 class Mem0LocalTuning(TuningSettings):
-    """What only tests and benchmarks set: not for operators."""
+    """Limits the benchmarks chose and the test clock: not for operators.
+
+    The LLM's retries and the largest request body are limits the benchmarks run at their
+    defaults (bench/README.md); the clock is what benchmarks replay time with.
+    """
 
     model_config = SettingsConfigDict(env_prefix="MEM0_LOCAL_", extra="ignore", frozen=True)
 
+    llm_max_retries: int = Field(
+        default=2,
+        ge=0,
+        description="Retries of a failed LLM call (the OpenAI client's backoff).",
+    )
+    max_request_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description=(
+            "Largest request body accepted, in bytes; a larger one is answered 413 naming this "
+            "limit, before it is read further or anything is stored."
+        ),
+    )
     test_clock_file: Path | None = Field(
         default=None,
         description=(
@@ -98,12 +115,6 @@ class Mem0LocalSettings(ServiceSettings, Mem0LocalTuning):
         description="Timeout of one LLM call before it counts as failed.",
         json_schema_extra=RARELY_SET,
     )
-    llm_max_retries: int = Field(
-        default=2,
-        ge=0,
-        description="Retries of a failed LLM call (the OpenAI client's backoff).",
-        json_schema_extra=RARELY_SET,
-    )
     embedder_base_url: str | None = Field(
         default=None,
         description=(
@@ -145,15 +156,6 @@ class Mem0LocalSettings(ServiceSettings, Mem0LocalTuning):
         description=(
             "Extra rules for mem0's fact extraction when `infer` is on (mem0's "
             "`custom_instructions`); the default keeps technical facts as stated. Empty: none."
-        ),
-        json_schema_extra=RARELY_SET,
-    )
-    max_request_bytes: int = Field(
-        default=1024 * 1024,
-        ge=1024,
-        description=(
-            "Largest request body accepted, in bytes; a larger one is answered 413 naming this "
-            "limit, before it is read further or anything is stored."
         ),
         json_schema_extra=RARELY_SET,
     )

@@ -1,5 +1,5 @@
 """The ranker's settings, read once from `RANKER_*` variables: how it listens and where it keeps
-its records (`RankerSettings`), and the scoring constants the benchmarks chose (`RankerTuning`)."""
+its records (`RankerSettings`), and the constants the benchmarks chose (`RankerTuning`)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from mem0_common import RARELY_SET, GrpcServiceSettings, TuningSettings
 
 
 class RankerTuning(TuningSettings):
-    """The rerank formula's constants (`_scoring`) and the test clock: not for operators.
+    """The rerank formula's constants (`_scoring`), the store's limits and windows (pool,
+    mention cache, dedupe window, reinforce debounce) and the test clock: not for operators.
 
-    The constants' defaults were chosen on the retrieval benchmark (bench/README.md gives the
-    findings); the clock lets a benchmark replay months in minutes.
+    The formula's defaults were chosen on the retrieval benchmark and the limits on the load and
+    scale benchmarks (bench/README.md gives the findings); the clock lets a benchmark replay
+    months in minutes.
     """
 
     model_config = SettingsConfigDict(env_prefix="RANKER_", extra="ignore", frozen=True)
@@ -71,6 +73,46 @@ class RankerTuning(TuningSettings):
         "RANKER_MENTION_MARGIN below the best similarity; one restatement is too little "
         "evidence to outrank a better match.",
     )
+    pg_pool_max: int = Field(
+        default=8,
+        ge=1,
+        le=256,
+        description="Largest PostgreSQL connection pool per replica.",
+    )
+    pg_timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description=(
+            "How long a call waits for a PostgreSQL connection before failing with UNAVAILABLE."
+        ),
+    )
+    mention_cache_size: int = Field(
+        default=100_000,
+        ge=0,
+        description=(
+            "Most memories whose mention row (or its absence) is kept in memory, so reranking "
+            "hot memories skips the database; about 250 bytes each; 0 turns the cache off."
+        ),
+    )
+    mention_cache_ttl_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description=(
+            "PostgreSQL only: seconds a cached mention row is used before it is read again, "
+            "which bounds how late another replica's Reinforce or Forget shows in this one's "
+            "reranks; 0 turns the cache off. With SQLite the cache is exact and never expires."
+        ),
+    )
+    dedupe_window_seconds: float = Field(
+        default=7 * 24 * 3600.0,
+        ge=0,
+        description="An identical text in the same scope within this many seconds is a duplicate.",
+    )
+    reinforce_debounce_seconds: float = Field(
+        default=3600.0,
+        ge=0,
+        description="A memory's mention count rises at most once per this many seconds.",
+    )
     test_clock_file: Path | None = Field(
         default=None,
         description=(
@@ -112,50 +154,4 @@ class RankerSettings(GrpcServiceSettings, RankerTuning):
         # decide where its acknowledged writes live.
         default=Path("~/.local/share/mem0-ranker/ranker.sqlite3"),
         description="SQLite file used when `RANKER_DATABASE_URL` is unset (folder created).",
-    )
-    pg_pool_max: int = Field(
-        default=8,
-        ge=1,
-        le=256,
-        description="Largest PostgreSQL connection pool per replica.",
-        json_schema_extra=RARELY_SET,
-    )
-    pg_timeout_seconds: float = Field(
-        default=5.0,
-        gt=0,
-        description=(
-            "How long a call waits for a PostgreSQL connection before failing with UNAVAILABLE."
-        ),
-        json_schema_extra=RARELY_SET,
-    )
-    mention_cache_size: int = Field(
-        default=100_000,
-        ge=0,
-        description=(
-            "Most memories whose mention row (or its absence) is kept in memory, so reranking "
-            "hot memories skips the database; about 250 bytes each; 0 turns the cache off."
-        ),
-        json_schema_extra=RARELY_SET,
-    )
-    mention_cache_ttl_seconds: float = Field(
-        default=1.0,
-        ge=0,
-        description=(
-            "PostgreSQL only: seconds a cached mention row is used before it is read again, "
-            "which bounds how late another replica's Reinforce or Forget shows in this one's "
-            "reranks; 0 turns the cache off. With SQLite the cache is exact and never expires."
-        ),
-        json_schema_extra=RARELY_SET,
-    )
-    dedupe_window_seconds: float = Field(
-        default=7 * 24 * 3600.0,
-        ge=0,
-        description="An identical text in the same scope within this many seconds is a duplicate.",
-        json_schema_extra=RARELY_SET,
-    )
-    reinforce_debounce_seconds: float = Field(
-        default=3600.0,
-        ge=0,
-        description="A memory's mention count rises at most once per this many seconds.",
-        json_schema_extra=RARELY_SET,
     )

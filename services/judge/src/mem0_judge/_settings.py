@@ -4,10 +4,24 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import AliasChoices, Field, FilePath, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    FilePath,
+    NonNegativeInt,
+    PositiveFloat,
+    field_validator,
+)
 from pydantic_settings import SettingsConfigDict
 
-from mem0_common import RARELY_SET, GrpcServiceSettings, TuningSettings
+from mem0_common import (
+    RARELY_SET,
+    GrpcServiceSettings,
+    TuningSettings,
+    grpc_port_field,
+    metrics_port_field,
+    rarely_set_field,
+)
 from mem0_judge._llm import ResponseFormat
 
 
@@ -34,14 +48,12 @@ class JudgeTuning(TuningSettings):
         "`mem0mcp.judge.v1.JudgeService.llm` NOT_SERVING (degraded); the next success "
         "reports it SERVING again.",
     )
-    cache_size: int = Field(
+    cache_size: NonNegativeInt = Field(
         default=1024,
-        ge=0,
         description="Rewrites kept in the LRU cache; 0 disables caching.",
     )
-    cache_ttl_seconds: float = Field(
+    cache_ttl_seconds: PositiveFloat = Field(
         default=3600.0,
-        gt=0,
         description="How long a cached rewrite is reused.",
     )
 
@@ -59,20 +71,8 @@ class JudgeSettings(GrpcServiceSettings, JudgeTuning):
     )
     service_name: ClassVar[str] = "judge"
 
-    port: int = Field(
-        default=50052,
-        ge=0,
-        le=65535,
-        description="gRPC port; 0 picks a free one.",
-        json_schema_extra=RARELY_SET,
-    )
-    metrics_port: int = Field(
-        default=9152,
-        ge=-1,
-        le=65535,
-        description="Prometheus metrics HTTP port; 0 picks a free one, -1 turns metrics off.",
-        json_schema_extra=RARELY_SET,
-    )
+    port: int = grpc_port_field(50052)
+    metrics_port: int = metrics_port_field(9152)
     # MEM0_REWRITE_* configured the query rewriter's LLM in older deployments; the judge rewrites
     # queries now, so those names are accepted as aliases of its LLM settings.
     llm_base_url: str | None = Field(
@@ -91,20 +91,15 @@ class JudgeSettings(GrpcServiceSettings, JudgeTuning):
         validation_alias=AliasChoices("JUDGE_LLM_API_KEY", "MEM0_REWRITE_API_KEY"),
         description="Optional API key, sent as `Authorization: Bearer`.",
     )
-    llm_ca_bundle: FilePath | None = Field(
-        default=None,
-        description="Optional PEM CA bundle for an LLM endpoint with a private CA; system CAs "
-        "otherwise.",
-        json_schema_extra=RARELY_SET,
+    llm_ca_bundle: FilePath | None = rarely_set_field(
+        None, "Optional PEM CA bundle for an LLM endpoint with a private CA; system CAs otherwise."
     )
-    llm_timeout_seconds: float = Field(
-        default=30.0,
-        gt=0,
-        description="Per-attempt timeout of one LLM HTTP call; the caller's gRPC deadline, when "
+    llm_timeout_seconds: PositiveFloat = rarely_set_field(
+        30.0,
+        "Per-attempt timeout of one LLM HTTP call; the caller's gRPC deadline, when "
         "shorter, wins. A hosted model answers in seconds; a model on a few CPU cores can take "
         "ten seconds or more a verdict, so give a local model 60 (and the bridge's "
         "`MEM0_JUDGE_TIMEOUT_SECONDS` as much).",
-        json_schema_extra=RARELY_SET,
     )
     llm_max_concurrency: int = Field(
         default=8,

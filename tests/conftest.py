@@ -16,6 +16,7 @@ import pytest
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from tests.fakes.llm import FakeLLM
+from tests.support import heap
 from tests.support.postgres import temporary_database
 
 #: A test using one of these fixtures, directly or through another, is marked `postgres` ...
@@ -32,6 +33,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.postgres)
         if used & PROCESS_FIXTURES:
             item.add_marker(pytest.mark.subprocess)
+
+
+def pytest_configure() -> None:
+    heap.begin_quiet_imports()  # collection imports the test modules and all they import
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish() -> None:
+    heap.end_quiet_imports()
+
+
+def pytest_sessionfinish() -> None:
+    heap.release()
 
 
 @pytest.fixture(scope="session")

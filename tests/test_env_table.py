@@ -21,6 +21,7 @@ from mem0_common.env_table import (
     env_names,
     settings_of,
 )
+from mem0_judge import JudgeSettings
 from mem0_local import Mem0LocalSettings
 from mem0_ranker import RankerSettings
 from scripts.env_table import (
@@ -114,6 +115,11 @@ def test_test_only_settings_are_not_shown_to_operators() -> None:
             0.5,
         ),
         (Mem0LocalSettings, "MEM0_LOCAL_TEST_CLOCK_FILE=/x", "test_clock_file", Path("/x")),
+        (Mem0LocalSettings, "MEM0_LOCAL_MAX_REQUEST_BYTES=2048", "max_request_bytes", 2048),
+        (JudgeSettings, "JUDGE_CACHE_SIZE=7", "cache_size", 7),
+        (JudgeSettings, "JUDGE_GRACE_SECONDS=3", "grace_seconds", 3.0),
+        (RankerSettings, "RANKER_PG_POOL_MAX=2", "pg_pool_max", 2),
+        (BridgeSettings, "MEM0_VERDICT_BUDGET_MS=50", "verdict_budget_ms", 50),
     ],
 )
 def test_tuning_constants_are_still_read_from_the_environment(

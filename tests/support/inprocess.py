@@ -26,6 +26,7 @@ from mem0_local import Mem0LocalSettings, create_app
 from mem0_ranker import RankerSettings, open_store
 from mem0_ranker import create_server as create_ranker_server
 from tests.fakes.llm import FakeLLM
+from tests.support import heap
 from tests.support.stack import API_KEY, RESET_TOKEN, Stack
 
 #: The host the bridge's mem0 URL names; nothing resolves it, the transport never asks.
@@ -58,7 +59,8 @@ async def inprocess_stack(llm: FakeLLM, work_dir: Path) -> AsyncIterator[Stack]:
     app = create_app(mem0_settings)
     async with AsyncExitStack() as running:
         # ASGITransport sends no lifespan events: open the store (model load) as uvicorn would.
-        await running.enter_async_context(app.router.lifespan_context(app))
+        with heap.quiet_imports():  # the model load imports torch and transformers
+            await running.enter_async_context(app.router.lifespan_context(app))
         store = await open_store(ranker_settings)
         running.push_async_callback(store.close)
         ranker = create_ranker_server(ranker_settings, store)

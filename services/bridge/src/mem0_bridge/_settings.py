@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 from mcp.server.request_state import RequestStateSecurity
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, NonNegativeInt, PositiveFloat, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from mem0_common import RARELY_SET, ServiceSettings, TuningSettings
+from mem0_common import ServiceSettings, TuningSettings, port_field, rarely_set_field
 from mem0mcp.contract import MAX_COMPARE_CANDIDATES
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -29,10 +29,12 @@ def _split(value: str) -> list[str]:
 
 
 class BridgeTuning(TuningSettings):
-    """Retrieval and reconcile constants: not for operators.
+    """Retrieval and reconcile constants, the time budgets of adds and searches and the
+    deadlines of mem0 and ranker calls: not for operators.
 
-    Their defaults were chosen on the retrieval benchmark (`make eval`, `make eval-floor`,
-    `make eval-sweep`); bench/README.md gives the findings.
+    The constants' defaults were chosen on the retrieval benchmark (`make eval`, `make
+    eval-floor`, `make eval-sweep`), the budgets on the load benchmark (`make bench-load`);
+    bench/README.md gives the findings.
     """
 
     model_config = SettingsConfigDict(
@@ -104,9 +106,28 @@ class BridgeTuning(TuningSettings):
         "memories, which may be versions of one fact. Lower relates look-alike facts; higher "
         "misses changes said in other words.",
     )
-    rewrite_wait_ms: int = Field(
+    timeout_seconds: PositiveFloat = Field(
+        default=10.0,
+        description="Timeout of every mem0 request except inferring adds.",
+    )
+    ranker_timeout_seconds: PositiveFloat = Field(
+        default=2.0,
+        description="Deadline of each ranker call; past it the bridge degrades.",
+    )
+    verdict_budget_ms: NonNegativeInt = Field(
+        default=300,
+        description="How long an add waits for the judge's verdicts; past it, or at once while "
+        "the judge's latest verdicts took longer, the fact is stored and judged in the "
+        "background (the reconciler). 300 ms lets a judge on a loaded machine answer (at 100 "
+        "ms, half the adds of a 16-client load run were left to the reconciler) and holds no "
+        "add for a hosted LLM's 0.3-2 s. 0: every add is judged in the background.",
+    )
+    rewrite_budget_ms: NonNegativeInt = Field(
+        default=1500,
+        description="Time budget of the query rewrite plus its search; past it, raw results only.",
+    )
+    rewrite_wait_ms: NonNegativeInt = Field(
         default=0,
-        ge=0,
         description="How long a search waits for the rewrite of a question none is kept for "
         "yet (it is asked for in the background either way, and searched from the question's "
         "next search on). 0: no search waits on the LLM. The recall benchmark sets it to the "
@@ -168,10 +189,8 @@ class BridgeSettings(ServiceSettings, BridgeTuning):
         validation_alias=AliasChoices("MEM0_DEFAULT_USER_ID", "MEM0_USER_ID"),
         description="mem0 `user_id` that owns every memory the bridge reads or writes.",
     )
-    insecure_tls: bool = Field(
-        default=False,
-        description="`1` skips verifying mem0's TLS certificate; prefer MEM0_CA_BUNDLE.",
-        json_schema_extra=RARELY_SET,
+    insecure_tls: bool = rarely_set_field(
+        False, "`1` skips verifying mem0's TLS certificate; prefer MEM0_CA_BUNDLE."
     )
     ca_bundle: Path | None = Field(
         default=None,
@@ -193,17 +212,8 @@ class BridgeSettings(ServiceSettings, BridgeTuning):
         default=None,
         description="Fixed project scope, used instead of deriving it from git, cwd or MCP roots.",
     )
-    timeout_seconds: float = Field(
-        default=10.0,
-        gt=0,
-        description="Timeout of every mem0 request except inferring adds.",
-        json_schema_extra=RARELY_SET,
-    )
-    add_timeout_seconds: float = Field(
-        default=45.0,
-        gt=0,
-        description="Timeout of a mem0 add that infers (the server runs an LLM call).",
-        json_schema_extra=RARELY_SET,
+    add_timeout_seconds: PositiveFloat = rarely_set_field(
+        45.0, "Timeout of a mem0 add that infers (the server runs an LLM call)."
     )
     ranker_address: str = Field(
         default="127.0.0.1:50051",
@@ -213,43 +223,16 @@ class BridgeSettings(ServiceSettings, BridgeTuning):
         default="127.0.0.1:50052",
         description="host:port of the judge (gRPC); empty runs without reconcile and rewrite.",
     )
-    ranker_timeout_seconds: float = Field(
-        default=2.0,
-        gt=0,
-        description="Deadline of each ranker call; past it the bridge degrades.",
-        json_schema_extra=RARELY_SET,
-    )
-    judge_timeout_seconds: float = Field(
-        default=20.0,
-        gt=0,
-        description="Deadline of each judge Compare call; past it the add proceeds unjudged.",
-        json_schema_extra=RARELY_SET,
-    )
-    verdict_budget_ms: int = Field(
-        default=300,
-        ge=0,
-        description="How long an add waits for the judge's verdicts; past it, or at once while "
-        "the judge's latest verdicts took longer, the fact is stored and judged in the "
-        "background (the reconciler). 300 ms lets a judge on a loaded machine answer (at 100 "
-        "ms, half the adds of a 16-client load run were left to the reconciler) and holds no "
-        "add for a hosted LLM's 0.3-2 s. 0: every add is judged in the background.",
-        json_schema_extra=RARELY_SET,
-    )
-    rewrite_budget_ms: int = Field(
-        default=1500,
-        ge=0,
-        description="Time budget of the query rewrite plus its search; past it, raw results only.",
-        json_schema_extra=RARELY_SET,
+    judge_timeout_seconds: PositiveFloat = rarely_set_field(
+        20.0, "Deadline of each judge Compare call; past it the add proceeds unjudged."
     )
     reset_token: str | None = Field(
         default=None,
         description="The secret memory_reset must be given; checked by the bridge in constant "
         "time before anything is sent. Unset (and no MEM0_RESET_TOKEN_FILE): reset is refused.",
     )
-    reset_token_file: Path | None = Field(
-        default=None,
-        description="File holding the reset token (its first line), instead of MEM0_RESET_TOKEN.",
-        json_schema_extra=RARELY_SET,
+    reset_token_file: Path | None = rarely_set_field(
+        None, "File holding the reset token (its first line), instead of MEM0_RESET_TOKEN."
     )
     transport: Literal["stdio", "http"] = Field(
         default="stdio",
@@ -260,13 +243,7 @@ class BridgeSettings(ServiceSettings, BridgeTuning):
         default="127.0.0.1",
         description="Address the HTTP transport binds; non-loopback needs MEM0_HTTP_BEARER_TOKEN.",
     )
-    http_port: int = Field(
-        default=8001,
-        ge=0,
-        le=65535,
-        description="HTTP transport port; 0 picks a free one.",
-        json_schema_extra=RARELY_SET,
-    )
+    http_port: int = port_field(8001, "HTTP transport port; 0 picks a free one.")
     http_bearer_token: str | None = Field(
         default=None,
         description="Bearer token HTTP clients must send (`Authorization: Bearer ...`).",
@@ -280,14 +257,13 @@ class BridgeSettings(ServiceSettings, BridgeTuning):
         default="",
         description="Comma list of extra Host values accepted over HTTP (DNS-rebinding guard).",
     )
-    http_stateless: bool = Field(
-        default=True,
-        description="`1`: every HTTP request stands alone (no MCP session kept in the process), "
+    http_stateless: bool = rarely_set_field(
+        True,
+        "`1`: every HTTP request stands alone (no MCP session kept in the process), "
         "so replicas behind a load balancer without affinity can answer any request. Clients "
         "before protocol 2026-07-28 then get no server-to-client requests: the bridge cannot ask "
         "them for their roots, so they name the project (or set MEM0_PROJECT). `0` keeps "
         "sessions (and roots) for one replica or a sticky balancer.",
-        json_schema_extra=RARELY_SET,
     )
     request_state_secret: str | None = Field(
         default=None,

@@ -11,7 +11,18 @@ from mem0_common._process import ServiceProcess
 from mem0_common._questions import is_question
 from mem0_common._quoting import QUOTE_LIMIT, bare_or_quoted, quote_input
 from mem0_common._server import GrpcServer, ServiceRegistration, serve_until_signalled
-from mem0_common._settings import RARELY_SET, GrpcServiceSettings, ServiceSettings, TuningSettings
+from mem0_common._settings import (
+    RARELY_SET,
+    GrpcServiceSettings,
+    ServiceSettings,
+    TuningSettings,
+    grpc_port_field,
+    listen_host_field,
+    metrics_port_field,
+    port_field,
+    rarely_set_field,
+    test_clock_field,
+)
 from mem0_common.env_table import render_env_table, render_tuning_table
 
 __all__ = [
@@ -32,13 +43,19 @@ __all__ = [
     "bare_or_quoted",
     "clock_for",
     "configure_logging",
+    "grpc_port_field",
     "is_question",
     "linked_groups",
+    "listen_host_field",
+    "metrics_port_field",
+    "port_field",
     "private_files",
     "quote_input",
+    "rarely_set_field",
     "read_clock",
     "render_env_table",
     "render_tuning_table",
     "request_id_var",
     "serve_until_signalled",
+    "test_clock_field",
 ]

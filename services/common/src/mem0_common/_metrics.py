@@ -43,6 +43,11 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+#: How often the serving thread looks for a stop request: `close()` waits up to this long (the
+#: standard library's 0.5 s made every stop of a service, and every test server, half a second).
+_STOP_POLL_SECONDS = 0.05
+
+
 class _Server(ThreadingMixIn, WSGIServer):
     daemon_threads = True
 
@@ -95,7 +100,10 @@ class MetricsEndpoint:
             host, port, app, server_class=server_class, handler_class=_QuietHandler
         )
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="metrics", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": _STOP_POLL_SECONDS},
+            name="metrics",
+            daemon=True,
         )
         self._thread.start()
         self.port: int = self._server.server_port

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar, Final, Self
+from typing import Any, ClassVar, Final, Self
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, PositiveFloat, SecretStr, field_validator, model_validator
 from pydantic.config import JsonDict
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -15,6 +15,51 @@ from mem0_common._metrics import is_loopback
 #: cache size): `Field(..., json_schema_extra=RARELY_SET)`. The README lists such settings apart
 #: from the few an operator does set, so those stay easy to find.
 RARELY_SET: Final[JsonDict] = {"rarely_set": True}
+
+
+def rarely_set_field(default: Any, description: str) -> Any:
+    """A setting whose default suits nearly every deployment (see `RARELY_SET`)."""
+    return Field(default=default, description=description, json_schema_extra=RARELY_SET)
+
+
+def port_field(default: int, description: str, *, lowest: int = 0) -> Any:
+    """A port to listen on, rarely set: 0 lets the system pick a free one (`lowest=-1` lets
+    -1 turn the listener off)."""
+    return Field(
+        default=default,
+        ge=lowest,
+        le=65535,
+        description=description,
+        json_schema_extra=RARELY_SET,
+    )
+
+
+def grpc_port_field(default: int) -> Any:
+    """A gRPC service's port setting, `default` being the service's own port."""
+    return port_field(default, "gRPC port; 0 picks a free one.")
+
+
+def metrics_port_field(default: int) -> Any:
+    """A gRPC service's metrics port setting, `default` being the service's own port."""
+    description = "Prometheus metrics HTTP port; 0 picks a free one, -1 turns metrics off."
+    return port_field(default, description, lowest=-1)
+
+
+def listen_host_field(server: str) -> Any:
+    """The address `server` binds: loopback unless an operator opens it up."""
+    return rarely_set_field("127.0.0.1", f"Address the {server} binds.")
+
+
+def test_clock_field(reads: str) -> Any:
+    """A service's TEST ONLY clock file (`mem0_common.clock_for`); `reads` says what the
+    service takes from it."""
+    return Field(
+        default=None,
+        description=(
+            f"TEST ONLY, never in production: a file holding epoch seconds {reads} (benchmarks "
+            "replay months in minutes)."
+        ),
+    )
 
 
 class TuningSettings(BaseSettings):
@@ -44,11 +89,7 @@ class ServiceSettings(BaseSettings):
     #: Name shown in the variable tables for the service this class configures.
     service_name: ClassVar[str] = "service"
 
-    log_level: str = Field(
-        default="INFO",
-        description="Python log level for this service.",
-        json_schema_extra=RARELY_SET,
-    )
+    log_level: str = rarely_set_field("INFO", "Python log level for this service.")
 
     @field_validator("*")
     @classmethod
@@ -57,49 +98,31 @@ class ServiceSettings(BaseSettings):
         return value.expanduser() if isinstance(value, Path) else value
 
 
-class GrpcServiceSettings(ServiceSettings):
-    """Settings of a gRPC service built on `mem0_common.GrpcServer`."""
+class GrpcTuning(TuningSettings):
+    """How long a gRPC service's stop waits for in-flight calls: a constant, not for operators
+    (its 10 s matches Docker's default stop timeout; Kubernetes allows 30 s)."""
 
-    host: str = Field(
-        default="127.0.0.1",
-        description="Address the gRPC server binds.",
-        json_schema_extra=RARELY_SET,
-    )
-    port: int = Field(
-        default=0,
-        ge=0,
-        le=65535,
-        description="gRPC port; 0 picks a free one.",
-        json_schema_extra=RARELY_SET,
-    )
-    metrics_port: int = Field(
-        default=-1,
-        ge=-1,
-        le=65535,
-        description="Prometheus metrics HTTP port; 0 picks a free one, -1 turns metrics off.",
-        json_schema_extra=RARELY_SET,
-    )
-    metrics_host: str = Field(
-        default="127.0.0.1",
-        description=(
-            "Address the metrics endpoint binds (not the gRPC one): loopback by default; any "
-            "other address needs the metrics token."
-        ),
-        json_schema_extra=RARELY_SET,
-    )
-    metrics_token: SecretStr | None = Field(
-        default=None,
-        description=(
-            "When set, `/metrics` answers only requests sending `Authorization: Bearer <token>` "
-            "(401 otherwise); required when the metrics address is not loopback."
-        ),
-        json_schema_extra=RARELY_SET,
-    )
-    grace_seconds: float = Field(
+    grace_seconds: PositiveFloat = Field(
         default=10.0,
-        gt=0,
         description="On SIGTERM/SIGINT, seconds in-flight calls may take to finish before cancel.",
-        json_schema_extra=RARELY_SET,
+    )
+
+
+class GrpcServiceSettings(ServiceSettings, GrpcTuning):
+    """Settings of a gRPC service built on `mem0_common.GrpcServer`, `GrpcTuning`'s too."""
+
+    host: str = listen_host_field("gRPC server")
+    port: int = grpc_port_field(0)
+    metrics_port: int = metrics_port_field(-1)
+    metrics_host: str = rarely_set_field(
+        "127.0.0.1",
+        "Address the metrics endpoint binds (not the gRPC one): loopback by default; any other "
+        "address needs the metrics token.",
+    )
+    metrics_token: SecretStr | None = rarely_set_field(
+        None,
+        "When set, `/metrics` answers only requests sending `Authorization: Bearer <token>` (401 "
+        "otherwise); required when the metrics address is not loopback.",
     )
 
     @field_validator("metrics_token")

@@ -144,7 +144,7 @@ def render_env_table(settings_classes: Iterable[type[ServiceSettings]]) -> str:
     return (
         f"{_table(operator)}\n\n"
         f"<details><summary>{len(rarely)} more settings, whose defaults suit nearly every "
-        "deployment (ports, timeouts, pools, caches, logging)</summary>\n\n"
+        "deployment (ports, binds, metrics, TLS, timeouts, logging)</summary>\n\n"
         f"{_table(rarely)}\n\n</details>"
         f"{_aliases(operator + rarely)}"
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import logging
 import random
@@ -106,8 +107,14 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _ssl_context(ca_bundle: Path | None) -> ssl.SSLContext | bool:
-    return True if ca_bundle is None else ssl.create_default_context(cafile=str(ca_bundle))
+@functools.cache
+def _ssl_context(ca_bundle: Path | None) -> ssl.SSLContext:
+    """The TLS context for `ca_bundle` (None: certifi's CAs, or SSL_CERT_FILE/SSL_CERT_DIR, as
+    httpx's own default), built once per process: loading a CA file takes ~25 ms of CPU, which
+    every client (one per judge server started, in tests dozens) would otherwise repeat."""
+    if ca_bundle is None:
+        return httpx.create_ssl_context()
+    return ssl.create_default_context(cafile=str(ca_bundle))
 
 
 class LLMClient:

@@ -17,7 +17,7 @@ import functools
 import inspect
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from typing import Any
 
 #: The qdrant client's methods that only read; every other method counts as a write.
@@ -53,32 +53,27 @@ class ReadWriteLock:
         self._writers_waiting = 0
         self._held = threading.local()
 
+    def reading(self) -> AbstractContextManager[None]:
+        """Hold the lock shared (or run under the hold this thread has)."""
+        return self._outermost(self._shared)
+
+    def writing(self) -> AbstractContextManager[None]:
+        """Hold the lock alone (or run under the hold this thread has)."""
+        return self._outermost(self._exclusive)
+
     @contextmanager
-    def _nested(self) -> Iterator[bool]:
+    def _outermost(self, take: Callable[[], AbstractContextManager[None]]) -> Iterator[None]:
+        """`take` the lock unless this thread holds it already, counting the nesting."""
         depth = getattr(self._held, "depth", 0)
         self._held.depth = depth + 1
         try:
-            yield depth > 0
+            if depth:
+                yield
+            else:
+                with take():
+                    yield
         finally:
             self._held.depth = depth
-
-    @contextmanager
-    def reading(self) -> Iterator[None]:
-        with self._nested() as nested:
-            if nested:
-                yield
-                return
-            with self._shared():
-                yield
-
-    @contextmanager
-    def writing(self) -> Iterator[None]:
-        with self._nested() as nested:
-            if nested:
-                yield
-                return
-            with self._exclusive():
-                yield
 
     @contextmanager
     def _shared(self) -> Iterator[None]:

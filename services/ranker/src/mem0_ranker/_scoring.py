@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, filterfalse, islice
 from typing import NamedTuple
 
 from mem0_common import linked_groups
@@ -120,13 +119,12 @@ def rank_columns(
     params: ScoringParams,
     limit: int = 0,
 ) -> list[Scored]:
-    """`rank` over columns. This runs on every search, so the per-candidate steps are C loops
-    (`compress`, `sorted`, `filterfalse`) and Python only visits the band, which holds a few
-    candidates: the fading part of freshness is `exp(rate * age_seconds)` with the rate worked
-    out once (the same curve as `0.5 ** (age_days / half_life_days)`), and a memory never
-    reinforced (most of them) skips the mention factor, which is exactly 1. Candidates below
-    the band are taken in similarity order, only as many as the limit leaves room for, and
-    scored once the band's lowest score is known. Only the returned few become `Scored`.
+    """`rank` over columns. This runs on every search, so it is flat loops over plain floats:
+    the fading part of freshness is `exp(rate * age_seconds)` with the rate worked out once
+    (the same curve as `0.5 ** (age_days / half_life_days)`), and a memory never reinforced
+    (most of them) skips the mention factor, which is exactly 1. Candidates below the band are
+    scored in a last pass, once the band's lowest score is known. Only the returned few become
+    `Scored` records.
     """
     alpha = params.alpha
     floor = params.recency_floor
@@ -136,22 +134,21 @@ def rank_columns(
     log1p = math.log1p
     get = records.get
     ids, similarities, activities, related, restatements = candidates
-    count = len(ids)
     best = max(similarities, default=0.0)
     # No positive similarity, no band to speak of: every candidate is in it.
     band = best * (1.0 - params.similarity_margin) if best > 0 else -math.inf
     told = _fact_mentions(ids, restatements, records) if restatements else None
     reach = best * (1.0 - params.mention_margin)
-    # Positions in input order, so that the stable sorts below keep it for equal scores.
     if reach < band and (records or told):
         strong = params.mention_band_min
         inside = [
             i
-            for i in compress(range(count), map(reach.__le__, similarities))
-            if similarities[i] >= band or _mentions(i, ids, records, told) >= strong
+            for i, similarity in enumerate(similarities)
+            if similarity >= band
+            or (similarity >= reach and _mentions(i, ids, records, told) >= strong)
         ]
     else:
-        inside = list(compress(range(count), map(band.__le__, similarities)))
+        inside = [i for i, similarity in enumerate(similarities) if similarity >= band]
     factors = {}
     freshness = {}
     for position in inside:
@@ -170,31 +167,35 @@ def rank_columns(
         factors[position] = factor
         freshness[position] = floor + fade * exp(rate * age)
     recency = _relative(inside, ids, related, freshness)
-    scores = {p: similarities[p] * factors[p] * recency[p] for p in inside}
-    # Stable sorts (reverse=True keeps equal keys in input order too). The band comes first
-    # even where its lowest score is 0 (an ancient memory with recency floor 0).
-    order = sorted(inside, key=scores.__getitem__, reverse=True)
-    room = limit - len(order) if limit > 0 else count
-    if room > 0 and len(inside) < count:
+    negatives = [0.0] * len(ids)
+    for position in inside:
+        negatives[position] = -(similarities[position] * factors[position] * recency[position])
+    # Sorting positions by score: stable, so equal scores keep their input order. The band
+    # comes first even where its lowest score is 0 (an ancient memory with recency floor 0).
+    order = sorted(inside, key=negatives.__getitem__)
+    if len(inside) < len(ids):
         # Every band score is >= lowest, and each of these is < lowest (similarity < best).
-        scale = scores[order[-1]] / best
-        by_similarity = sorted(range(count), key=similarities.__getitem__, reverse=True)
-        below = list(islice(filterfalse(set(inside).__contains__, by_similarity), room))
+        scale = -negatives[order[-1]] / best
+        joined = set(inside)
+        below = [i for i in range(len(ids)) if i not in joined]
         for position in below:
-            scores[position] = similarities[position] * scale
-        order += below
-    elif limit > 0:
+            negatives[position] = -(similarities[position] * scale)
+        order += sorted(below, key=lambda i: -similarities[i])
+    if limit > 0:
         order = order[:limit]
-    return _results(
-        order,
-        candidates,
-        records=records,
-        scores=scores,
-        factors=factors,
-        recency=recency,
-        now=now,
-        alpha=alpha,
-    )
+    return [
+        _scored(
+            p,
+            candidates,
+            records=records,
+            now=now,
+            params=params,
+            score=-negatives[p],
+            recency=recency,
+            factor=factors.get(p),
+        )
+        for p in order
+    ]
 
 
 def _groups(
@@ -261,40 +262,32 @@ def _relative(
     return {p: freshness[p] / freshest[roots[p]] if freshest[roots[p]] > 0 else 1.0 for p in inside}
 
 
-def _results(
-    order: Sequence[int],
+def _scored(
+    position: int,
     candidates: Columns,
     *,
     records: Mapping[str, MentionRecord],
-    scores: Mapping[int, float],
-    factors: Mapping[int, float],
-    recency: Mapping[int, float],
     now: float,
-    alpha: float,
-) -> list[Scored]:
-    """The `Scored` record of each position in `order`, as the rerank answers them."""
-    ids, similarities, activities = candidates[:3]
-    get = records.get
-    ranked = []
-    for p in order:
-        record = get(ids[p])
-        newest = activities[p]
-        mentions = 0
-        if record is not None:
-            mentions = record.mentions
-            newest = max(newest, record.last_reinforced_at)
-        age = now - newest if newest < now else 0.0
-        factor = factors.get(p)
-        ranked.append(
-            Scored(
-                ids[p],
-                scores[p],
-                similarities[p],
-                mentions,
-                factor if factor is not None else 1.0 + alpha * math.log1p(mentions),
-                # Below the band neither mentions nor recency acted: its recency is 1.
-                recency.get(p, 1.0),
-                age / SECONDS_PER_DAY,
-            )
-        )
-    return ranked
+    params: ScoringParams,
+    score: float,
+    recency: Mapping[int, float],
+    factor: float | None,
+) -> Scored:
+    memory_id = candidates.memory_ids[position]
+    record = records.get(memory_id)
+    mentions = 0
+    newest = candidates.activity_at[position]
+    if record is not None:
+        mentions = record.mentions
+        newest = max(newest, record.last_reinforced_at)
+    age = now - newest if newest < now else 0.0
+    return Scored(
+        memory_id,
+        score,
+        candidates.similarities[position],
+        mentions,
+        factor if factor is not None else 1.0 + params.alpha * math.log1p(mentions),
+        # Below the band neither mentions nor recency acted: its recency is reported as 1.
+        recency.get(position, 1.0),
+        age / SECONDS_PER_DAY,
+    )

@@ -82,7 +82,11 @@ def _precedence(text: str, candidate: Memory) -> tuple[bool, bool]:
 
 
 #: Why an add did not wait for the judge (as a deadline the call could not have met).
-TOO_SLOW = "its latest verdicts took longer than an add waits (MEM0_VERDICT_BUDGET_MS)"
+TOO_SLOW = PeerFailure(
+    "judge",
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    "its latest verdicts took longer than an add waits (MEM0_VERDICT_BUDGET_MS)",
+)
 #: The id the new statement goes by when the judge is asked the other way round.
 NEW_STATEMENT_ID = "new"
 
@@ -117,7 +121,7 @@ async def verdicts_on(
     if budget is not None:
         recent = judge.recent_compare_seconds()
         if budget <= 0 or (recent is not None and recent > budget):
-            return PeerFailure("judge", grpc.StatusCode.DEADLINE_EXCEEDED, TOO_SLOW)
+            return TOO_SLOW
     first = await judge.compare(text, [(c.id, c.text) for c in close], deadline=budget)
     if isinstance(first, PeerFailure):
         return first
@@ -145,7 +149,7 @@ async def _confirmed(
     """Which of `doubtful` (each called superseded by `text`) the judge calls a change again
     when asked the other way round, within `left` seconds (None: the client's deadline)."""
     if left is not None and left <= 0:
-        return PeerFailure("judge", grpc.StatusCode.DEADLINE_EXCEEDED, TOO_SLOW)
+        return TOO_SLOW
     compare = service.judge.compare
     again = await gather(
         *(
@@ -209,26 +213,18 @@ def decide(
     current = [c for c in same if c.lifetime.current]
     if current:
         return Decision("same", current[0], tuple(current[1:]), older)
+    # Current memories the judge calls this value in other words, too far apart to merge.
+    restating = tuple(
+        c
+        for c in candidates
+        if verdicts.get(c.id) is Verdict.SAME
+        and c.lifetime.current
+        and not adds_details(text, c.text)
+    )
     revivable = [c for c in same if not adds_details(text, c.text)]
     if revivable:
-        kin = tuple(
-            c
-            for c in candidates
-            if verdicts.get(c.id) is Verdict.SAME
-            and c.lifetime.current
-            and not adds_details(text, c.text)
-        )
-        return Decision("revive", revivable[0], superseded=older, wordings=kin)
-    echoed = next(
-        (
-            c
-            for c in candidates
-            if verdicts.get(c.id) is Verdict.SAME
-            and c.lifetime.current
-            and not adds_details(text, c.text)
-        ),
-        None,
-    )
+        return Decision("revive", revivable[0], superseded=older, wordings=restating)
+    echoed = restating[0] if restating else None
     counted = echoed is not None and echoed.similarity_to_query >= settings.echo_similarity_floor
     return Decision(None, superseded=older, echoed=echoed, echo_counted=counted)
 
@@ -327,7 +323,7 @@ async def _supersede_wordings(
 ) -> None:
     """Mark superseded the current wordings of `memory`'s fact, through their links either way
     (a change that named one wording replaces the value every wording of it holds)."""
-    waiting = [*memory.lifetime.wordings, *filter(None, [memory.lifetime.restates])]
+    waiting = [*memory.lifetime.wording_links]
     while waiting:
         kin_id = waiting.pop()
         if kin_id in done:
@@ -337,7 +333,7 @@ async def _supersede_wordings(
         if kin is None or kin.run_id != memory.run_id or not kin.lifetime.current:
             continue
         if await mark(service, kin, kin.lifetime.superseded(survivor_id, at), "too"):
-            waiting += [*kin.lifetime.wordings, *filter(None, [kin.lifetime.restates])]
+            waiting += kin.lifetime.wording_links
 
 
 async def apply(

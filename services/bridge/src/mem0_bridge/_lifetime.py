@@ -116,6 +116,11 @@ class Lifetime:
         )
 
     @property
+    def wording_links(self) -> tuple[str, ...]:
+        """The memories linked to this one as wordings of one fact, either way round."""
+        return (*self.wordings, *((self.restates,) if self.restates else ()))
+
+    @property
     def current(self) -> bool:
         """Does the memory hold its fact's value now (neither superseded nor folded)?"""
         return self.superseded_by is None and self.folded_into is None

@@ -1,9 +1,9 @@
 """Running the bridge's calls together: per-key locks, and concurrent calls gathered.
 
-The memory service holds one lock per scope (`KeyedLocks`), so that writes in one scope see
-each other: the ranker's dedupe check and its record of what was stored are separate calls with
-a mem0 add between them, and a restatement racing an add must be judged against it. Replicas
-behind a load balancer can still race; the ranker's window then catches the next repeat.
+`KeyedLocks` is one lock per key: the memory service's scope locks (`_leases.ScopeLocks`) take
+it first, so that writes in one scope of this process see each other (the ranker's dedupe check
+and its record of what was stored are separate calls with a mem0 add between them, and a
+restatement racing an add must be judged against it), then the ranker's lease for the replicas.
 """
 
 from __future__ import annotations

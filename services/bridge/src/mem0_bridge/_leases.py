@@ -36,8 +36,8 @@ logger = logging.getLogger(__name__)
 #: jitter) up to `LONGEST_PAUSE_SECONDS`.
 FIRST_PAUSE_SECONDS = 0.01
 #: Well under the ranker's next-in-line hold (2 s), so a waiting replica keeps its turn, and
-#: short, since a freed lease waits for the next ask: with 20 ms writes alternating between two
-#: replicas a hand-off cost 26-41 ms beyond the write at 0.2 s, 17-21 ms at 0.05 s.
+#: short, since a freed lease waits for the next ask (the hand-off's cost is measured by
+#: `make bench-scope-locks`).
 LONGEST_PAUSE_SECONDS = 0.05
 
 

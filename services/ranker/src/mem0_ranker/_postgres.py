@@ -18,10 +18,16 @@ from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
-from mem0_ranker import _sql
 from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._scoring import MentionRecord
-from mem0_ranker._sql import RECORD_TABLES, Migrations, SqlStore, pending_migrations, pending_table
+from mem0_ranker._sql import (
+    RECORD_TABLES,
+    Migrations,
+    SqlStore,
+    lease_table,
+    pending_migrations,
+    pending_table,
+)
 from mem0_ranker._store import Forgotten, Pending, Reinforcement, StoredText
 
 MIGRATIONS: Migrations = [
@@ -54,7 +60,7 @@ MIGRATIONS: Migrations = [
         ],
     ),
     (2, pending_table('text COLLATE "C"')),
-    (3, _sql.lease_table('text COLLATE "C"')),
+    (3, lease_table('text COLLATE "C"')),
 ]
 
 #: Replicas starting together serialise their migrations on this advisory lock key.

@@ -183,10 +183,7 @@ class SqlStore(Store):
                 ),
             ]
         )
-        holder_now, expires_at = row[0], float(row[1])
-        if holder_now == holder:
-            return LeaseAnswer(granted=True, expires_in=expires_at - now)
-        return LeaseAnswer(granted=False, expires_in=max(0.0, expires_at - now))
+        return LeaseAnswer(granted=row[0] == holder, expires_in=max(0.0, float(row[1]) - now))
 
     async def release_lease(self, key: str, holder: str, now: float) -> bool:
         p = self.PARAM

@@ -21,10 +21,16 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from mem0_common import private_files
-from mem0_ranker import _sql
 from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._scoring import MentionRecord
-from mem0_ranker._sql import RECORD_TABLES, Migrations, SqlStore, pending_migrations, pending_table
+from mem0_ranker._sql import (
+    RECORD_TABLES,
+    Migrations,
+    SqlStore,
+    lease_table,
+    pending_migrations,
+    pending_table,
+)
 from mem0_ranker._store import Forgotten, Pending, Reinforcement, StoredText
 
 MIGRATIONS: Migrations = [
@@ -55,7 +61,7 @@ MIGRATIONS: Migrations = [
         ],
     ),
     (2, pending_table("TEXT")),
-    (3, _sql.lease_table("TEXT")),
+    (3, lease_table("TEXT")),
 ]
 
 _MMAP_BYTES = 1 << 30

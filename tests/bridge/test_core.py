@@ -508,6 +508,41 @@ async def test_a_change_in_far_other_words_supersedes_once_the_judge_says_it_bot
     assert core.mem0.current_texts("alpha") == ["The API service moved over to port 9000 today"]
 
 
+async def test_a_change_worded_far_off_is_judged_even_when_keyword_hits_divide_the_score(
+    core: Core,
+) -> None:
+    # mem0 divides its blended score by the signals that fired for the query; a memory at
+    # semantic 0.33 then scores 0.17. The prefilter must read the semantic part, or a change
+    # worded far from the stored value ("Back to 9000 for ...") is never shown to the judge.
+    core.mem0.score_divisor = 2.0
+    service = core.configured(reinforcement_prefilter_threshold=0.3)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    back = await service.add("Back to 9000 for the API port", "project", ALPHA)
+    assert (back.action, back.superseded_ids) == ("updated", first.memory_ids)
+    assert core.mem0.current_texts("alpha") == ["Back to 9000 for the API port"]
+
+
+async def test_a_restatement_never_supersedes_the_memory_it_restates_via_an_older_value(
+    core: Core,
+) -> None:
+    # The new statement restates the current value (SAME, too unlike it to merge) and changes
+    # the older one it replaced (SUPERSEDES). Following that older value to its successor must
+    # not demote the very memory the statement restates.
+    service = core.configured(verdict_similarity_floor=0.92)
+    await service.add("The API port is 8080", "project", ALPHA)
+    current = await service.add("The API port is 9000", "project", ALPHA)
+    wording = await service.add("Port 9000 is what the API uses", "project", ALPHA)
+    assert wording.superseded_ids == []
+    assert core.mem0.current_texts("alpha") == [
+        "Port 9000 is what the API uses",
+        "The API port is 9000",
+    ]
+    kept = core.mem0.memories[str(current.memory_ids[0])]
+    assert "superseded_by" not in kept.metadata
+    restating = core.mem0.memories[str(wording.memory_ids[0])]
+    assert restating.metadata.get("restates") == current.memory_ids[0]
+
+
 async def test_a_change_named_on_one_wording_supersedes_every_wording_of_the_fact(
     core: Core,
 ) -> None:

@@ -47,6 +47,9 @@ class FakeMem0:
     #: How an unknown id is answered: 200 with `null` (mem0's official server) or 404
     #: (mem0-local).
     unknown_id_status: int = 200
+    #: What a hit's `score` is divided by, as mem0 divides its blended score by the signals
+    #: that fired (a keyword hit halves it); `score_details.semantic_score` stays undivided.
+    score_divisor: float = 1.0
     #: Each event one minute after the last, so every event has its own time.
     _ticks: itertools.count[int] = field(default_factory=itertools.count)
 
@@ -177,8 +180,8 @@ class FakeMem0:
                 scored.append((score, memory))
         scored.sort(key=lambda pair: -pair[0])
         top = scored[: body.get("top_k", 20)]
-        items = [self._item(m, s) for s, m in top]
+        items = [self._item(m, s / self.score_divisor) for s, m in top]
         if body.get("explain"):
-            for item in items:
-                item["score_details"] = {"semantic_score": item["score"]}
+            for item, (semantic, _) in zip(items, top, strict=True):
+                item["score_details"] = {"semantic_score": semantic}
         return httpx.Response(200, json={"results": items})

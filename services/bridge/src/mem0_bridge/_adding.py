@@ -208,7 +208,7 @@ async def _stored(
                 fact.notes += skipped(marked, "the add could not be queued for reconciling")
                 break
     applied = Applied(Memory(added[0][0], fact.text, fact.namespace, service.user_id, None, None))
-    await supersede(service, decision.superseded, added[0][0], at, applied)
+    await supersede(service, decision, added[0][0], at, applied)
     fact.notes.extend(applied.notes)
     echoed = await count_echo(service, decision, fact.namespace)
     fact.notes.extend(echoed.notes)

@@ -70,7 +70,7 @@ async def candidates(service: MemoryService, text: str, namespace: str) -> list[
         text, user_id=service.user_id, run_id=namespace, top_k=shown * CANDIDATE_OVERFETCH
     )
     floor = service.settings.reinforcement_prefilter_threshold
-    close = [c for c in found if (c.score or 0.0) >= floor and c.lifetime.folded_into is None]
+    close = [c for c in found if c.similarity_to_query >= floor and c.lifetime.folded_into is None]
     chosen = {c.id for c in sorted(close, key=lambda c: _precedence(text, c))[:shown]}
     return [c for c in close if c.id in chosen]
 
@@ -188,6 +188,9 @@ class Decision:
     #: `revive`: current memories the judge found saying this value in other words, linked as
     #: wordings of the revived memory so that the fact keeps one current memory.
     wordings: tuple[Memory, ...] = ()
+    #: Every candidate the judge called a restatement: they hold this value, so none of them is
+    #: superseded, not even as the current successor of an older value named in `superseded`.
+    restated: frozenset[str] = frozenset()
 
 
 def plausibly_one_fact(text: str, candidate: Memory, floor: float) -> bool:
@@ -210,9 +213,10 @@ def decide(
         and plausibly_one_fact(text, c, settings.verdict_similarity_floor)
     ]
     older = _replaced(text, candidates, verdicts, settings)
+    restated = frozenset(c.id for c in candidates if verdicts.get(c.id) is Verdict.SAME)
     current = [c for c in same if c.lifetime.current]
     if current:
-        return Decision("same", current[0], tuple(current[1:]), older)
+        return Decision("same", current[0], tuple(current[1:]), older, restated=restated)
     # Current memories the judge calls this value in other words, too far apart to merge.
     restating = tuple(
         c
@@ -223,10 +227,12 @@ def decide(
     )
     revivable = [c for c in same if not adds_details(text, c.text)]
     if revivable:
-        return Decision("revive", revivable[0], superseded=older, wordings=restating)
+        return Decision(
+            "revive", revivable[0], superseded=older, wordings=restating, restated=restated
+        )
     echoed = restating[0] if restating else None
     counted = echoed is not None and echoed.similarity_to_query >= settings.echo_similarity_floor
-    return Decision(None, superseded=older, echoed=echoed, echo_counted=counted)
+    return Decision(None, superseded=older, echoed=echoed, echo_counted=counted, restated=restated)
 
 
 def _replaced(
@@ -294,17 +300,28 @@ async def mark(
 
 
 async def supersede(
+    service: MemoryService, decision: Decision, survivor_id: str, at: datetime, applied: Applied
+) -> None:
+    """Mark each of `decision.superseded` superseded by `survivor_id` from `at` on, and with
+    it the current memories of its fact in other words (the wordings linked to it either way,
+    `restates` and `wordings`): they held the same value. A memory superseded already stands
+    for the value that replaced it: that one is marked, unless the judge called it a
+    restatement of the new statement (then the value it holds is the new one already)."""
+    await _supersede(
+        service, decision.superseded, survivor_id, at, applied, spared=decision.restated
+    )
+
+
+async def _supersede(
     service: MemoryService,
     older: Sequence[Memory],
     survivor_id: str,
     at: datetime,
     applied: Applied,
+    *,
+    spared: frozenset[str],
 ) -> None:
-    """Mark each of `older` superseded by `survivor_id` from `at` on, and with it the current
-    memories of its fact in other words (the wordings linked to it either way, `restates` and
-    `wordings`): they held the same value. A memory superseded already stands for the value that
-    replaced it: that one is marked."""
-    done = {survivor_id}
+    done = {survivor_id, *spared}
     for named in older:
         memory = named if named.lifetime.current else await current_successor(service, named)
         if memory is None or memory.id in done:
@@ -368,7 +385,7 @@ async def apply(
             applied.folded.append(copy.id)
         else:
             applied.notes.append(f"copy {copy.id} could not be folded into {survivor.id}")
-    await supersede(service, older, survivor.id, at, applied)
+    await _supersede(service, older, survivor.id, at, applied, spared=decision.restated)
     await _count_mentions(service, rscope, applied)
     return applied
 

@@ -148,7 +148,7 @@ class Reconciler:
         at = memory.lifetime.valid_from or service.now()
         if decision.kind is None or decision.survivor is None:
             applied = folding.Applied(memory)
-            await folding.supersede(service, decision.superseded, memory.id, at, applied)
+            await folding.supersede(service, decision, memory.id, at, applied)
             own = {**folding.superseding_metadata(decision)}
             echo = await folding.count_echo(service, decision, namespace)
             if echo.memory_id is not None and decision.echoed is not None:

@@ -55,8 +55,9 @@ class BridgeTuning(TuningSettings):
         validation_alias=AliasChoices(
             "MEM0_REINFORCEMENT_PREFILTER_THRESHOLD", "REINFORCEMENT_PREFILTER_THRESHOLD"
         ),
-        description="mem0 score a stored memory needs to be shown to the judge on add: a cheap "
-        "filter that spares the judge memories too far from the new fact to be the same one.",
+        description="Semantic similarity (mem0's cosine part of the score) a stored memory "
+        "needs to be shown to the judge on add: a cheap filter that spares the judge memories "
+        "too far from the new fact to be the same one.",
     )
     verdict_similarity_floor: float = Field(
         default=0.92,

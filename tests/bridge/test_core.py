@@ -543,6 +543,41 @@ async def test_a_restatement_never_supersedes_the_memory_it_restates_via_an_olde
     assert restating.metadata.get("restates") == current.memory_ids[0]
 
 
+async def test_a_wording_stated_again_after_a_change_back_links_no_cycle(core: Core) -> None:
+    # A wording of 8080 is kept apart; 9000 replaces both; 8080 comes back in the first words,
+    # then in the wording's: the wording is revived, and the first memory becomes a wording of
+    # it. Two memories restating each other would leave the fact no primary memory at all.
+    service = core.configured(verdict_similarity_floor=0.92)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    wording = await service.add("The API port 8080 is in use", "project", ALPHA)
+    await service.add("The API port is 9000", "project", ALPHA)
+    await service.add("The API port is 8080", "project", ALPHA)
+    again = await service.add("The API port 8080 is in use", "project", ALPHA)
+    assert again.memory_ids == wording.memory_ids
+    first_id, wording_id = str(first.memory_ids[0]), str(wording.memory_ids[0])
+    assert core.mem0.memories[first_id].metadata.get("restates") == wording_id
+    assert not core.mem0.memories[wording_id].metadata.get("restates")
+
+
+async def test_a_wording_of_a_folded_memory_restates_the_memory_it_was_folded_into(
+    core: Core,
+) -> None:
+    # Two copies of one value are stored apart (the judge was down for the second); a wording
+    # restates the first. When a restatement folds the first into the second, the wording must
+    # follow it, or it stands as a second current memory of the fact.
+    service = core.configured(verdict_similarity_floor=0.6)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    second = await service.add("The API port is 8080 now", "project", ALPHA)
+    core.judge.judge.failure = None
+    wording = await service.add("8080 serves as the port for our API service", "project", ALPHA)
+    first_id, second_id = str(first.memory_ids[0]), str(second.memory_ids[0])
+    assert core.mem0.memories[str(wording.memory_ids[0])].metadata.get("restates") == first_id
+    folding = await service.add("The API port is 8080 now, today", "project", ALPHA)
+    assert (folding.memory_ids, folding.folded_ids) == ([second_id], [first_id])
+    assert core.mem0.memories[str(wording.memory_ids[0])].metadata.get("restates") == second_id
+
+
 async def test_a_change_named_on_one_wording_supersedes_every_wording_of_the_fact(
     core: Core,
 ) -> None:

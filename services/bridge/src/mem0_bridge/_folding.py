@@ -299,6 +299,23 @@ async def mark(
     return True
 
 
+async def fold(service: MemoryService, memory: Memory, into: str, at: datetime) -> bool:
+    """Mark `memory` folded into `into` from `at` on, and make the current wordings that
+    restate it restate `into` instead (they say the value `into` now speaks for); False when
+    mem0 refused the mark."""
+    if not await mark(service, memory, memory.lifetime.folded(into, at), "folded"):
+        return False
+    for wording_id in memory.lifetime.wordings:
+        wording = await service.mem0.get(wording_id)
+        if (
+            wording is not None
+            and wording.lifetime.current
+            and wording.lifetime.restates == memory.id
+        ):
+            await mark(service, wording, {RESTATES: into}, "as a wording")
+    return True
+
+
 async def supersede(
     service: MemoryService, decision: Decision, survivor_id: str, at: datetime, applied: Applied
 ) -> None:
@@ -381,7 +398,7 @@ async def apply(
     for wording in decision.wordings:
         await mark(service, wording, {RESTATES: survivor.id}, "as a wording")
     for copy in decision.folded:
-        if await mark(service, copy, copy.lifetime.folded(survivor.id, at), "folded"):
+        if await fold(service, copy, survivor.id, at):
             applied.folded.append(copy.id)
         else:
             applied.notes.append(f"copy {copy.id} could not be folded into {survivor.id}")
@@ -402,6 +419,8 @@ def _survivor_metadata(
     if decision.wordings:
         known = survivor.lifetime.wordings
         metadata[WORDINGS] = [*known, *(w.id for w in decision.wordings if w.id not in known)]
+        if survivor.lifetime.restates in {w.id for w in decision.wordings}:
+            metadata[RESTATES] = None  # they restate it now: no wording link back
     return metadata
 
 

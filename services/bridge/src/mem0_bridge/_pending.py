@@ -163,9 +163,7 @@ class Reconciler:
         # The older memory keeps the fact (and its id and history); the pending one is folded
         # into it, so its id, which the agent was given, keeps answering.
         applied = await folding.apply(service, decision, memory.text, namespace, at)
-        await folding.mark(
-            service, memory, memory.lifetime.folded(applied.survivor.id, at), "folded"
-        )
+        await folding.fold(service, memory, applied.survivor.id, at)
         await service.ranker.fold(service.rscope(namespace), applied.survivor.id, [memory.id])
         return "restated" if decision.kind == "same" and not applied.superseded else "changed"
 

@@ -228,10 +228,10 @@ async def test_adds_stored_while_the_judge_was_down_are_reconciled_when_it_is_ba
     while (done := await core.service.reconciler.run_once()) > 0:
         settled += done
     assert core.mem0.current_texts("alpha") == ["The API port is 9000"]
-    assert len(core.mem0.texts("alpha")) == 3  # the restatement folded, the old value kept
-    assert core.service.reconciler.stats.outcomes["restated"] == 1
-    assert core.service.reconciler.stats.outcomes["changed"] == 1
-    assert _counter("mem0_bridge_reconciled_total", outcome="changed") - changed_before == 1
+    assert len(core.mem0.texts("alpha")) == 3  # the old value and its restatement kept
+    # Both 8080s held the value that 9000, stated after them, replaced.
+    assert core.service.reconciler.stats.outcomes["changed"] == 2
+    assert _counter("mem0_bridge_reconciled_total", outcome="changed") - changed_before == 2
     stats = await core.service.ranker.stats()
     assert isinstance(stats, Stats)
     assert stats.pending == 0
@@ -251,6 +251,27 @@ async def test_a_change_back_during_an_outage_wins_over_the_change_it_reverts(
     while await core.service.reconciler.run_once() > 0:
         pass
     assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
+
+
+async def test_a_value_stored_during_an_outage_never_replaces_a_later_change(
+    core: Core,
+) -> None:
+    # 9000 is stored unjudged; a later add changes the fact to 8443, judged without it (it
+    # replaces the closest value, 8080, only). Reconciled afterwards, 9000 is older than 8443:
+    # it must end superseded by it, not supersede it through 8080's successor.
+    service = core.configured(
+        verdict_similarity_floor=0.92, supersede_similarity_floor=0.3, confirmed_supersede_floor=1
+    )
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    await service.add("The API port is set to 9000 from now on", "project", ALPHA)
+    core.judge.judge.failure = None
+    latest = await service.add("The API port is 8443", "project", ALPHA)
+    assert latest.superseded_ids == first.memory_ids
+    while await service.reconciler.run_once() > 0:
+        pass
+    assert core.mem0.current_texts("alpha") == ["The API port is 8443"]
+    assert service.reconciler.stats.outcomes["changed"] == 1
 
 
 async def test_a_judge_slower_than_the_verdict_budget_does_not_hold_the_add(

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import anyio
 
 from mem0_bridge import _folding as folding
 from mem0_bridge._grpc import PeerFailure
+from mem0_bridge._judge import Verdict
 from mem0_bridge._lifetime import RESTATES, parse_time
 from mem0_bridge._mem0 import Memory
 from mem0_bridge._metrics import RECONCILED
@@ -37,6 +38,8 @@ BATCH = 8
 LEASE_SECONDS = 30.0
 #: Pause between rounds that found nothing to do (or could not judge).
 IDLE_SECONDS = 1.0
+#: Later current memories a pending one is judged against, closest first.
+LATER_ASKED = 2
 
 
 @dataclass
@@ -114,6 +117,51 @@ class Reconciler:
             if c.id != memory.id and _stored_before(c, memory)
         ]
 
+    async def _outdated(self, memory: Memory, namespace: str) -> str | PeerFailure | None:
+        """Settle `memory` against the current memories stored after it, if one of them
+        restates or replaces its value (an add made while it waited, judged without it): it
+        is then folded into, worded as, or superseded by that later memory, as of when that
+        one was stored, and never made to replace it. The outcome; None when none did."""
+        service = self._service
+        later = [
+            c
+            for c in await folding.candidates(service, memory.text, namespace)
+            if c.id != memory.id and c.lifetime.current and not _stored_before(c, memory)
+        ]
+        settings = service.settings
+        for newer in later[:LATER_ASKED]:
+            # The search ran with `memory` as its query: its similarity to `newer` is the same
+            # either way round, as the guards want it on the memory judged.
+            judged = replace(memory, similarity=newer.similarity_to_query)
+            verdicts = await folding.verdicts_on(service, newer.text, [judged])
+            if isinstance(verdicts, PeerFailure):
+                return verdicts
+            at = newer.lifetime.valid_from or service.now()
+            verdict = verdicts.get(memory.id)
+            if verdict is Verdict.SUPERSEDES and (
+                memory.id in verdicts.confirmed
+                or folding.plausibly_one_fact(
+                    newer.text, judged, settings.supersede_similarity_floor
+                )
+            ):
+                await folding.mark(
+                    service, memory, memory.lifetime.superseded(newer.id, at), "superseded"
+                )
+                return "changed"
+            if verdict is Verdict.SAME:
+                if folding.plausibly_one_fact(
+                    newer.text, judged, settings.verdict_similarity_floor
+                ):
+                    await folding.fold(service, memory, newer.id, at)
+                    await service.ranker.fold(service.rscope(namespace), newer.id, [memory.id])
+                else:
+                    await folding.mark(service, memory, {RESTATES: newer.id}, "as a wording")
+                    await folding.mark(
+                        service, newer, newer.lifetime.worded(memory.id), "with a wording"
+                    )
+                return "restated"
+        return None
+
     async def _early_verdicts(self, memory_id: str) -> _Verdicts | None:
         """The verdicts on a pending memory, asked for without holding its scope's lock; None
         when there is nothing to judge now (the locked step finds out why)."""
@@ -135,6 +183,9 @@ class Reconciler:
         service = self._service
         if not memory.lifetime.current:
             return "new"  # already superseded or folded by a later add: nothing left to do
+        outdated = await self._outdated(memory, namespace)
+        if outdated is not None:
+            return None if isinstance(outdated, PeerFailure) else outdated
         older = await self._older(memory, namespace)
         if not older:
             return "new"

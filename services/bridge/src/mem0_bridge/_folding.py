@@ -306,7 +306,7 @@ async def fold(service: MemoryService, memory: Memory, into: str, at: datetime) 
     if not await mark(service, memory, memory.lifetime.folded(into, at), "folded"):
         return False
     for wording_id in memory.lifetime.wordings:
-        wording = await service.mem0.get(wording_id)
+        wording = None if wording_id == into else await service.mem0.get(wording_id)
         if (
             wording is not None
             and wording.lifetime.current
@@ -419,8 +419,9 @@ def _survivor_metadata(
     if decision.wordings:
         known = survivor.lifetime.wordings
         metadata[WORDINGS] = [*known, *(w.id for w in decision.wordings if w.id not in known)]
-        if survivor.lifetime.restates in {w.id for w in decision.wordings}:
-            metadata[RESTATES] = None  # they restate it now: no wording link back
+        # They restate it now, so it restates nothing: a link onward could lead back to one
+        # of them, and a fact whose wordings restate each other in a ring has no primary one.
+        metadata[RESTATES] = None
     return metadata
 
 

@@ -148,6 +148,8 @@ class Reconciler:
                     service, memory, memory.lifetime.superseded(newer.id, at), "superseded"
                 )
                 return "changed"
+            if verdict is Verdict.SAME and newer.lifetime.restates == memory.id:
+                return "restated"  # stored as a wording of it already
             if verdict is Verdict.SAME:
                 if folding.plausibly_one_fact(
                     newer.text, judged, settings.verdict_similarity_floor

@@ -599,6 +599,23 @@ async def test_a_wording_of_a_folded_memory_restates_the_memory_it_was_folded_in
     assert core.mem0.memories[str(wording.memory_ids[0])].metadata.get("restates") == second_id
 
 
+async def test_a_facts_current_memory_is_judged_below_its_older_values_and_look_alikes(
+    core: Core,
+) -> None:
+    # The fact's older value (8080) is close to the change; its current memory (7000) is worded
+    # far off, below 16 sentences of other facts that share the change's words. The judge must
+    # still be shown the current memory, or the change is stored beside it.
+    core.judge.judge.script = lambda fact, text: (
+        SUPERSEDES if "port" in fact.lower() and "port" in text.lower() else UNRELATED
+    )
+    await core.add("The API port is 8080 on host")
+    current = await core.add("Port of the API: 7000")
+    for i in range(16):
+        await core.add(f"The API worker {i} is up on host")
+    changed = await core.add("The API port is 9000 on host")
+    assert (changed["action"], changed["superseded_ids"]) == ("updated", current["memory_ids"])
+
+
 async def test_a_change_named_on_one_wording_supersedes_every_wording_of_the_fact(
     core: Core,
 ) -> None:

@@ -56,8 +56,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-#: Candidates fetched per one shown to the judge, so that current memories are not crowded out.
-CANDIDATE_OVERFETCH = 3
+#: Candidates fetched per one shown to the judge, so that a fact's current memory is found
+#: below its own older values and other facts' sentences of the same shape.
+CANDIDATE_OVERFETCH = 8
 
 
 async def candidates(service: MemoryService, text: str, namespace: str) -> list[Memory]:
@@ -71,14 +72,23 @@ async def candidates(service: MemoryService, text: str, namespace: str) -> list[
     )
     floor = service.settings.reinforcement_prefilter_threshold
     close = [c for c in found if c.similarity_to_query >= floor and c.lifetime.folded_into is None]
-    chosen = {c.id for c in sorted(close, key=lambda c: _precedence(text, c))[:shown]}
+    successors = {
+        m.lifetime.superseded_by or m.lifetime.folded_into for m in found if not m.lifetime.current
+    }
+    chosen = {c.id for c in sorted(close, key=lambda c: _precedence(text, c, successors))[:shown]}
     return [c for c in close if c.id in chosen]
 
 
-def _precedence(text: str, candidate: Memory) -> tuple[bool, bool]:
+def _precedence(text: str, candidate: Memory, successors: set[str | None]) -> tuple[bool, ...]:
     """Which candidates the judge sees first: the very text (a repeat, or a change back to
-    it), then current memories, then older values."""
-    return (not same_text(candidate.text, text), not candidate.lifetime.current)
+    it), then the current memory of a fact whose older values were found (the value the
+    statement most likely changes), then other current memories, then older values."""
+    current = candidate.lifetime.current
+    return (
+        not same_text(candidate.text, text),
+        not (current and candidate.id in successors),
+        not current,
+    )
 
 
 #: Why an add did not wait for the judge (as a deadline the call could not have met).

@@ -72,22 +72,24 @@ async def candidates(service: MemoryService, text: str, namespace: str) -> list[
     )
     floor = service.settings.reinforcement_prefilter_threshold
     close = [c for c in found if c.similarity_to_query >= floor and c.lifetime.folded_into is None]
-    successors = {
-        m.lifetime.superseded_by or m.lifetime.folded_into for m in found if not m.lifetime.current
-    }
-    chosen = {c.id for c in sorted(close, key=lambda c: _precedence(text, c, successors))[:shown]}
+    rank = {c.id: i for i, c in enumerate(found)}
+    for older in found:  # a fact's current memory stands where its best older value was found
+        successor = older.lifetime.superseded_by or older.lifetime.folded_into
+        if successor in rank:
+            rank[successor] = min(rank[successor], rank[older.id])
+    chosen = {c.id for c in sorted(close, key=lambda c: _precedence(text, c, rank))[:shown]}
     return [c for c in close if c.id in chosen]
 
 
-def _precedence(text: str, candidate: Memory, successors: set[str | None]) -> tuple[bool, ...]:
+def _precedence(text: str, candidate: Memory, rank: Mapping[str, int]) -> tuple[bool, bool, int]:
     """Which candidates the judge sees first: the very text (a repeat, or a change back to
-    it), then the current memory of a fact whose older values were found (the value the
-    statement most likely changes), then other current memories, then older values."""
-    current = candidate.lifetime.current
+    it), then current memories, then older values, each by `rank`: mem0's order, where a
+    memory that replaced a closer older value takes that value's place (the statement most
+    likely changes the fact whose past it matches)."""
     return (
         not same_text(candidate.text, text),
-        not (current and candidate.id in successors),
-        not current,
+        not candidate.lifetime.current,
+        rank[candidate.id],
     )
 
 

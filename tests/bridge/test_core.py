@@ -983,6 +983,23 @@ async def test_a_superseded_value_found_alone_brings_its_successor_above_it(core
     ]
 
 
+async def test_an_older_value_brings_its_current_memory_above_it_through_a_fold(
+    core: Core,
+) -> None:
+    # 8080 was superseded by a 9000 that was later folded into another wording of 9000: a
+    # search that finds only 8080 must follow both links and answer with the current memory.
+    await core.add("The API port is 8080")
+    await core.add("The API port is 9000")
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    kept = await core.add("The API port is now 9000 ok")
+    core.judge.judge.failure = None
+    folding = await core.add("The API port is now 9000")
+    assert folding["memory_ids"] == kept["memory_ids"]
+    assert len(folding["folded_ids"]) == 1  # type: ignore[arg-type]
+    found = await core.service.search("8080", "project", 5, ALPHA)
+    assert [h.id for h in found.hits][:1] == kept["memory_ids"]
+
+
 async def test_deleting_a_wrong_change_makes_the_value_it_replaced_current_again(
     core: Core,
 ) -> None:

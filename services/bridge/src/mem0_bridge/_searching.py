@@ -151,8 +151,9 @@ def _hit_restates(merged: Mapping[str, Memory]) -> Callable[[Hit], str | None]:
     return restates
 
 
-#: Links followed from a superseded hit to the current memory of its fact.
-MAX_SUCCESSOR_HOPS = 4
+#: Links followed from a superseded hit to the current memory of its fact (a fact changed
+#: back and forth under load builds chains of several).
+MAX_SUCCESSOR_HOPS = 8
 
 
 async def _successors_first(
@@ -184,7 +185,7 @@ async def _successors_first(
                 found.add(successor.id)
                 below[hit.id] = successor.id
                 break
-            successor_id = successor.lifetime.superseded_by
+            successor_id = successor.lifetime.superseded_by or successor.lifetime.folded_into
     with_successors: list[Hit] = []
     for hit in hits:
         if hit.id in fetched:

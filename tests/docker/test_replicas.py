@@ -12,11 +12,11 @@ mid-run (SIGKILL, not restarted: the balancer takes it out and the other replica
 load), and `bench.load`'s checker must find no acknowledged write lost and every acknowledged
 value readable.
 
-The load uses its plain wordings (`new_style_share=0`): changes worded far from the stored value
-fail the checker through one bridge as through two, an open gap of facts with a lifetime that
-`make bench-load` reports. Racing statements of one fact that land on different replicas are
-ordered by the scope's lease in the ranker as by each bridge's own per-scope lock; the runs'
-duplicate and stale counts are reported (bench/README.md), not gated yet.
+Racing statements of one fact that land on different replicas are ordered by the scope's lease
+in the ranker, as by each bridge's own per-scope lock: each run must also end with no duplicate
+memory of a fact and no fact holding a stale value. The load uses its plain wordings
+(`new_style_share=0`): changes worded far from the stored value are an open gap of facts with a
+lifetime through one bridge as through two, which `make bench-load` reports.
 
 The tests run in file order: the load runs come last, the kill at the very end.
 """
@@ -215,15 +215,12 @@ async def test_one_bridge_killed_mid_run_loses_nothing(stack: Stack) -> None:
 
 
 def _assert_nothing_lost(entry: dict[str, Any]) -> None:
-    """Every acknowledged write is still there and every acknowledged value readable.
-
-    The checker's other gates (one current memory per fact, the latest value first) are not
-    met through two replicas yet: adds are ordered per scope within one bridge only (the
-    ranker's cross-replica lease is not built), so racing statements that land on both replicas
-    can each be stored (9 duplicate memories of 100 facts in the run of 2026-12-06). `_report`
-    prints those figures; bench/README.md tracks them.
-    """
+    """Every acknowledged write is still there, every acknowledged value readable, no fact has
+    a duplicate memory and none holds a stale value (racing statements on two replicas are
+    judged against each other)."""
     assert entry["check"]["lost"] == 0, entry["check"]
     assert entry["check"]["unreadable"] == 0, entry["check"]
+    assert entry["check"]["duplicate_memories"] == 0, entry["violations"]["duplicated"]
+    assert entry["check"]["stale"] == 0, entry["violations"]["stale"]
     # Without a fault no call may fail; with one, only those in flight on the killed bridge.
     assert entry["fault"] is not None or not entry["errors"], entry["error_samples"]

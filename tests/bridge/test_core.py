@@ -274,6 +274,25 @@ async def test_a_value_stored_during_an_outage_never_replaces_a_later_change(
     assert service.reconciler.stats.outcomes["changed"] == 1
 
 
+async def test_a_reconciled_wording_is_never_linked_back_to_a_memory_restating_it(
+    core: Core,
+) -> None:
+    # The older memory already restates the pending one (a reconcile found it restated by that
+    # later memory). Judged against the older one, the pending memory must not restate it in
+    # turn: two memories restating each other leave the fact no primary memory.
+    service = core.configured(verdict_similarity_floor=0.92)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    second = await service.add("Port 8080 is what the API uses", "project", ALPHA)
+    core.judge.judge.failure = None
+    first_id, second_id = str(first.memory_ids[0]), str(second.memory_ids[0])
+    core.mem0.memories[first_id].metadata["restates"] = second_id
+    while await service.reconciler.run_once() > 0:
+        pass
+    assert core.mem0.memories[first_id].metadata.get("restates") == second_id
+    assert not core.mem0.memories[second_id].metadata.get("restates")
+
+
 async def test_a_judge_slower_than_the_verdict_budget_does_not_hold_the_add(
     core: Core,
 ) -> None:

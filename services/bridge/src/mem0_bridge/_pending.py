@@ -204,7 +204,11 @@ class Reconciler:
             await folding.supersede(service, decision, memory.id, at, applied)
             own = {**folding.superseding_metadata(decision)}
             echo = await folding.count_echo(service, decision, namespace)
-            if echo.memory_id is not None and decision.echoed is not None:
+            if (
+                echo.memory_id is not None
+                and decision.echoed is not None
+                and decision.echoed.lifetime.restates != memory.id  # linked the other way
+            ):
                 own[RESTATES] = echo.memory_id
                 echoed = decision.echoed
                 await folding.mark(

@@ -210,6 +210,17 @@ def plausibly_one_fact(text: str, candidate: Memory, floor: float) -> bool:
     return candidate.similarity_to_query >= floor or differs_only_in_values(text, candidate.text)
 
 
+def judged_changed(
+    text: str, candidate: Memory, verdicts: Verdicts, settings: BridgeSettings
+) -> bool:
+    """Does the judge's SUPERSEDES on `candidate` count: the pair plausibly one fact at the
+    supersede floor, or the verdict given again when asked the other way round?"""
+    return verdicts.get(candidate.id) is Verdict.SUPERSEDES and (
+        candidate.id in verdicts.confirmed
+        or plausibly_one_fact(text, candidate, settings.supersede_similarity_floor)
+    )
+
+
 def decide(
     text: str,
     candidates: Sequence[Memory],
@@ -259,15 +270,7 @@ def _replaced(
     pair is plausibly one fact. One statement changes one fact: with a judge wrong on a share of
     pairs, acting on every SUPERSEDES among the candidates (often other facts of the same
     subject) would demote several facts per add."""
-    named = [
-        c
-        for c in candidates
-        if verdicts.get(c.id) is Verdict.SUPERSEDES
-        and (
-            c.id in verdicts.confirmed
-            or plausibly_one_fact(text, c, settings.supersede_similarity_floor)
-        )
-    ]
+    named = [c for c in candidates if judged_changed(text, c, verdicts, settings)]
     if not named:
         return ()
     closest = named[0]

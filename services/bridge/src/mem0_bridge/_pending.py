@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import anyio
@@ -109,26 +110,25 @@ class Reconciler:
                 await service.ranker.resolve_pending([pending.memory_id])
             return outcome
 
-    async def _older(self, memory: Memory, namespace: str) -> list[Memory]:
-        """The candidates of `memory` stored before it (what its add was judged against)."""
-        return [
-            c
-            for c in await folding.candidates(self._service, memory.text, namespace)
-            if c.id != memory.id and _stored_before(c, memory)
-        ]
+    async def _candidates(self, memory: Memory, namespace: str) -> list[Memory]:
+        """The candidates of `memory` (as its add would have been shown), less itself."""
+        found = await folding.candidates(self._service, memory.text, namespace)
+        return [c for c in found if c.id != memory.id]
 
-    async def _outdated(self, memory: Memory, namespace: str) -> str | PeerFailure | None:
-        """Settle `memory` against the current memories stored after it, if one of them
-        restates or replaces its value (an add made while it waited, judged without it): it
-        is then folded into, worded as, or superseded by that later memory, as of when that
+    async def _fold(self, memory: Memory, into: str, namespace: str, at: datetime) -> None:
+        """Fold `memory` into `into` and carry its mentions over."""
+        service = self._service
+        await folding.fold(service, memory, into, at)
+        await service.ranker.fold(service.rscope(namespace), into, [memory.id])
+
+    async def _outdated(
+        self, memory: Memory, namespace: str, later: list[Memory]
+    ) -> str | PeerFailure | None:
+        """Settle `memory` against `later`, the current memories stored after it, if one of
+        them restates or replaces its value (an add made while it waited, judged without it):
+        it is then folded into, worded as, or superseded by that later memory, as of when that
         one was stored, and never made to replace it. The outcome; None when none did."""
         service = self._service
-        later = [
-            c
-            for c in await folding.candidates(service, memory.text, namespace)
-            if c.id != memory.id and c.lifetime.current and not _stored_before(c, memory)
-        ]
-        settings = service.settings
         for newer in later[:LATER_ASKED]:
             # The search ran with `memory` as its query: its similarity to `newer` is the same
             # either way round, as the guards want it on the memory judged.
@@ -137,31 +137,25 @@ class Reconciler:
             if isinstance(verdicts, PeerFailure):
                 return verdicts
             at = newer.lifetime.valid_from or service.now()
-            verdict = verdicts.get(memory.id)
-            if verdict is Verdict.SUPERSEDES and (
-                memory.id in verdicts.confirmed
-                or folding.plausibly_one_fact(
-                    newer.text, judged, settings.supersede_similarity_floor
-                )
-            ):
+            if folding.judged_changed(newer.text, judged, verdicts, service.settings):
                 await folding.mark(
                     service, memory, memory.lifetime.superseded(newer.id, at), "superseded"
                 )
                 return "changed"
-            if verdict is Verdict.SAME and newer.lifetime.restates == memory.id:
-                return "restated"  # stored as a wording of it already
-            if verdict is Verdict.SAME:
-                if folding.plausibly_one_fact(
-                    newer.text, judged, settings.verdict_similarity_floor
-                ):
-                    await folding.fold(service, memory, newer.id, at)
-                    await service.ranker.fold(service.rscope(namespace), newer.id, [memory.id])
-                else:
-                    await folding.mark(service, memory, {RESTATES: newer.id}, "as a wording")
-                    await folding.mark(
-                        service, newer, newer.lifetime.worded(memory.id), "with a wording"
-                    )
-                return "restated"
+            if verdicts.get(memory.id) is not Verdict.SAME:
+                continue
+            if newer.lifetime.restates == memory.id:
+                pass  # stored as a wording of it already
+            elif folding.plausibly_one_fact(
+                newer.text, judged, service.settings.verdict_similarity_floor
+            ):
+                await self._fold(memory, newer.id, namespace, at)
+            else:
+                await folding.mark(service, memory, {RESTATES: newer.id}, "as a wording")
+                await folding.mark(
+                    service, newer, newer.lifetime.worded(memory.id), "with a wording"
+                )
+            return "restated"
         return None
 
     async def _early_verdicts(self, memory_id: str) -> _Verdicts | None:
@@ -170,7 +164,8 @@ class Reconciler:
         memory = await self._service.mem0.get(memory_id)
         if memory is None or memory.run_id is None or not memory.lifetime.current:
             return None
-        older = await self._older(memory, memory.run_id)
+        close = await self._candidates(memory, memory.run_id)
+        older = [c for c in close if _stored_before(c, memory)]
         if not older:
             return None
         verdicts = await folding.verdicts_on(self._service, memory.text, older)
@@ -185,10 +180,12 @@ class Reconciler:
         service = self._service
         if not memory.lifetime.current:
             return "new"  # already superseded or folded by a later add: nothing left to do
-        outdated = await self._outdated(memory, namespace)
+        close = await self._candidates(memory, namespace)
+        later = [c for c in close if c.lifetime.current and not _stored_before(c, memory)]
+        outdated = await self._outdated(memory, namespace, later)
         if outdated is not None:
             return None if isinstance(outdated, PeerFailure) else outdated
-        older = await self._older(memory, namespace)
+        older = [c for c in close if _stored_before(c, memory)]
         if not older:
             return "new"
         if early is not None and early.state == _judged_state(memory, older):
@@ -220,8 +217,7 @@ class Reconciler:
         # The older memory keeps the fact (and its id and history); the pending one is folded
         # into it, so its id, which the agent was given, keeps answering.
         applied = await folding.apply(service, decision, memory.text, namespace, at)
-        await folding.fold(service, memory, applied.survivor.id, at)
-        await service.ranker.fold(service.rscope(namespace), applied.survivor.id, [memory.id])
+        await self._fold(memory, applied.survivor.id, namespace, at)
         return "restated" if decision.kind == "same" and not applied.superseded else "changed"
 
 

@@ -274,6 +274,31 @@ async def test_a_value_stored_during_an_outage_never_replaces_a_later_change(
     assert service.reconciler.stats.outcomes["changed"] == 1
 
 
+async def test_a_value_replaced_while_it_waited_still_replaces_the_value_before_it(
+    core: Core,
+) -> None:
+    # 3000 is stored unjudged beside the current 9000 (worded otherwise). A later add changes
+    # the fact to 4500 and, judged with both, replaces the closest value only: the pending
+    # 3000. Reconciled afterwards, 3000 must still replace 9000, or the fact keeps two current
+    # memories.
+    service = core.configured(verdict_similarity_floor=0.92)
+    await service.add("Port 9000 is used by the API", "project", ALPHA)
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    pending = await service.add("The API port is 3000", "project", ALPHA)
+    core.judge.judge.failure = None
+    latest = await service.add("The API port is 4500", "project", ALPHA)
+    assert latest.superseded_ids == pending.memory_ids
+    assert sorted(core.mem0.current_texts("alpha")) == [
+        "Port 9000 is used by the API",
+        "The API port is 4500",
+    ]
+    while await service.reconciler.run_once() > 0:
+        pass
+    assert core.mem0.current_texts("alpha") == ["The API port is 4500"]
+    found = await service.search("API port", "project", 5, ALPHA)
+    assert [h.text for h in found.hits][:1] == ["The API port is 4500"]
+
+
 async def test_a_reconciled_wording_is_never_linked_back_to_a_memory_restating_it(
     core: Core,
 ) -> None:
@@ -583,6 +608,51 @@ async def test_a_restatement_never_supersedes_the_memory_it_restates_via_an_olde
     assert restating.metadata.get("restates") == current.memory_ids[0]
 
 
+async def test_a_change_never_supersedes_another_fact_a_wrong_verdict_linked_to_its_past(
+    core: Core,
+) -> None:
+    # A judge wrong on one pair marked the API's 8080 superseded by the DB port. When the API
+    # port changes, following 8080 to "its" current successor must not demote the DB port,
+    # which the judge, asked about it directly, calls unrelated to the change.
+    def wrong_once(fact: str, text: str) -> judge_pb2.Verdict.ValueType:
+        if "DB" in fact and "API" in text:
+            return SUPERSEDES
+        return port_rule(fact, text)
+
+    core.judge.judge.script = wrong_once
+    await core.add("The API port is 8080")
+    await core.add("The DB port is 5432")
+    assert core.mem0.current_texts("alpha") == ["The DB port is 5432"]
+    await core.add("The API port is 9000")
+    assert sorted(core.mem0.current_texts("alpha")) == [
+        "The API port is 9000",
+        "The DB port is 5432",
+    ]
+
+
+async def test_a_change_is_judged_against_its_fact_among_sentences_of_the_same_shape(
+    core: Core,
+) -> None:
+    # Other facts said in the very shape of the change ("45s is used by the ...") are closer to
+    # it than its own fact's memory, said otherwise; the judge sees five candidates. The fact's
+    # own name, rare among them, must bring its memory among the five, or the change is stored
+    # beside the value it replaces.
+    def by_name(fact: str, text: str) -> judge_pb2.Verdict.ValueType:
+        if fact.rsplit(maxsplit=1)[-1] not in text.split():
+            return UNRELATED
+        return SAME if re.findall(r"\d+", fact) == re.findall(r"\d+", text) else SUPERSEDES
+
+    core.judge.judge.script = by_name
+    await core.add("The galof timeout is 30s")
+    for name in ("burok", "lanim", "tesab", "morin", "quell", "vardo"):
+        await core.add(f"45s is used by the {name}")
+    changed = await core.add("45s is used by the galof")
+    assert changed["action"] == "updated"
+    texts = core.mem0.current_texts("alpha")
+    assert "The galof timeout is 30s" not in texts
+    assert "45s is used by the galof" in texts
+
+
 async def test_a_wording_stated_again_after_a_change_back_links_no_cycle(core: Core) -> None:
     # A wording of 8080 is kept apart; 9000 replaces both; 8080 comes back in the first words,
     # then in the wording's: the wording is revived, and the first memory becomes a wording of
@@ -646,7 +716,9 @@ async def test_a_change_named_on_one_wording_supersedes_every_wording_of_the_fac
         return SUPERSEDES if text.startswith("Clients") else UNRELATED
 
     core.judge.judge.script = script
-    service = core.configured(verdict_similarity_floor=0.99)
+    # One candidate shown: the judge is asked about the wording alone (its verdict on the first
+    # memory, when asked, would decide for that memory itself).
+    service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
     first = await service.add("The API port is 8080", "project", ALPHA)
     wording = await service.add("Clients reach the API through port 8080", "project", ALPHA)
     assert wording.restates == first.memory_ids[0]

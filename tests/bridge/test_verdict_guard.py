@@ -8,7 +8,13 @@ import pytest
 
 from mem0_bridge._folding import plausibly_one_fact
 from mem0_bridge._mem0 import Memory
-from mem0_bridge._wording import adds_details, details, differs_only_in_values, wording
+from mem0_bridge._wording import (
+    adds_details,
+    details,
+    differs_only_in_values,
+    name_overlap,
+    wording,
+)
 
 
 def hit(text: str, *, score: float | None, similarity: float | None) -> Memory:
@@ -121,3 +127,14 @@ def test_a_newer_statement_adds_details_when_it_names_what_the_older_does_not(
     newer: str, older: str, adds: bool
 ) -> None:
     assert adds_details(newer, older) is adds
+
+
+def test_a_fact_s_rare_name_outweighs_a_sentence_shape_many_memories_share() -> None:
+    others = [f"45s is used by the {name}" for name in ("burok", "lanim", "tesab")]
+    own = "The galof timeout is 30s"
+    overlap = name_overlap("45s is used by the galof", [*others, own])
+    assert overlap[-1] > max(overlap[:-1]) > 0
+
+
+def test_a_memory_sharing_no_word_has_no_name_overlap() -> None:
+    assert name_overlap("The API port is 8080", ["Bugs are tracked in Linear"]) == [0.0]

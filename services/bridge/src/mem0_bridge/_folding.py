@@ -47,7 +47,7 @@ from mem0_bridge._judge import Verdict
 from mem0_bridge._lifetime import RESTATES, SUPERSEDES, WORDINGS
 from mem0_bridge._mem0 import Mem0Error, Memory
 from mem0_bridge._settings import BridgeSettings
-from mem0_bridge._wording import adds_details, differs_only_in_values, same_values
+from mem0_bridge._wording import adds_details, differs_only_in_values, name_overlap, same_values
 from mem0mcp.contract import MAX_COMPARE_CANDIDATES
 
 if TYPE_CHECKING:
@@ -72,20 +72,41 @@ async def candidates(service: MemoryService, text: str, namespace: str) -> list[
     )
     floor = service.settings.reinforcement_prefilter_threshold
     close = [c for c in found if c.similarity_to_query >= floor and c.lifetime.folded_into is None]
-    rank = {c.id: i for i, c in enumerate(found)}
-    for older in found:  # a fact's current memory stands where its best older value was found
-        successor = older.lifetime.superseded_by or older.lifetime.folded_into
-        if successor in rank:
-            rank[successor] = min(rank[successor], rank[older.id])
+    rank = _fused_ranks(text, found)
     chosen = {c.id for c in sorted(close, key=lambda c: _precedence(text, c, rank))[:shown]}
     return [c for c in close if c.id in chosen]
 
 
-def _precedence(text: str, candidate: Memory, rank: Mapping[str, int]) -> tuple[bool, bool, int]:
+#: Reciprocal-rank fusion's damping: how little the very first places of either order outweigh
+#: the next ones.
+FUSION_DAMPING = 5
+
+
+def _fused_ranks(text: str, found: Sequence[Memory]) -> dict[str, float]:
+    """Each found memory's place (lower first) in two orders fused by reciprocal rank: mem0's,
+    and by the rare words it shares with `text` (`name_overlap`), so that other facts'
+    sentences of the same shape do not crowd out the fact named. In mem0's order a memory that
+    replaced a closer older value takes that value's place (the statement most likely changes
+    the fact whose past it matches)."""
+    semantic = {c.id: i for i, c in enumerate(found)}
+    for older in found:  # a fact's current memory stands where its best older value was found
+        successor = older.lifetime.superseded_by or older.lifetime.folded_into
+        if successor in semantic:
+            semantic[successor] = min(semantic[successor], semantic[older.id])
+    overlap = name_overlap(text, [c.text for c in found])
+    by_names = sorted(range(len(found)), key=lambda i: -overlap[i])
+    lexical = {found[i].id: place for place, i in enumerate(by_names)}
+    return {
+        c.id: -(1 / (FUSION_DAMPING + semantic[c.id]) + 1 / (FUSION_DAMPING + lexical[c.id]))
+        for c in found
+    }
+
+
+def _precedence(
+    text: str, candidate: Memory, rank: Mapping[str, float]
+) -> tuple[bool, bool, float]:
     """Which candidates the judge sees first: the very text (a repeat, or a change back to
-    it), then current memories, then older values, each by `rank`: mem0's order, where a
-    memory that replaced a closer older value takes that value's place (the statement most
-    likely changes the fact whose past it matches)."""
+    it), then current memories, then older values, each by `rank` (`_fused_ranks`)."""
     return (
         not same_text(candidate.text, text),
         not candidate.lifetime.current,
@@ -200,9 +221,10 @@ class Decision:
     #: `revive`: current memories the judge found saying this value in other words, linked as
     #: wordings of the revived memory so that the fact keeps one current memory.
     wordings: tuple[Memory, ...] = ()
-    #: Every candidate the judge called a restatement: they hold this value, so none of them is
-    #: superseded, not even as the current successor of an older value named in `superseded`.
-    restated: frozenset[str] = frozenset()
+    #: Every candidate the judge called a restatement (it holds this value) or unrelated (it
+    #: holds another fact): none of them is superseded, not even as the current successor of an
+    #: older value named in `superseded` (the link from that value may be a wrong verdict's).
+    spared: frozenset[str] = frozenset()
 
 
 def plausibly_one_fact(text: str, candidate: Memory, floor: float) -> bool:
@@ -236,10 +258,12 @@ def decide(
         and plausibly_one_fact(text, c, settings.verdict_similarity_floor)
     ]
     older = _replaced(text, candidates, verdicts, settings)
-    restated = frozenset(c.id for c in candidates if verdicts.get(c.id) is Verdict.SAME)
+    spared = frozenset(
+        c.id for c in candidates if verdicts.get(c.id) in {Verdict.SAME, Verdict.UNRELATED}
+    )
     current = [c for c in same if c.lifetime.current]
     if current:
-        return Decision("same", current[0], tuple(current[1:]), older, restated=restated)
+        return Decision("same", current[0], tuple(current[1:]), older, spared=spared)
     # Current memories the judge calls this value in other words, too far apart to merge.
     restating = tuple(
         c
@@ -250,12 +274,10 @@ def decide(
     )
     revivable = [c for c in same if not adds_details(text, c.text)]
     if revivable:
-        return Decision(
-            "revive", revivable[0], superseded=older, wordings=restating, restated=restated
-        )
+        return Decision("revive", revivable[0], superseded=older, wordings=restating, spared=spared)
     echoed = restating[0] if restating else None
     counted = echoed is not None and echoed.similarity_to_query >= settings.echo_similarity_floor
-    return Decision(None, superseded=older, echoed=echoed, echo_counted=counted, restated=restated)
+    return Decision(None, superseded=older, echoed=echoed, echo_counted=counted, spared=spared)
 
 
 def _replaced(
@@ -338,10 +360,9 @@ async def supersede(
     it the current memories of its fact in other words (the wordings linked to it either way,
     `restates` and `wordings`): they held the same value. A memory superseded already stands
     for the value that replaced it: that one is marked, unless the judge called it a
-    restatement of the new statement (then the value it holds is the new one already)."""
-    await _supersede(
-        service, decision.superseded, survivor_id, at, applied, spared=decision.restated
-    )
+    restatement of the new statement (the value it holds is the new one already) or unrelated
+    to it (it holds another fact, linked to the older value by a wrong verdict)."""
+    await _supersede(service, decision.superseded, survivor_id, at, applied, spared=decision.spared)
 
 
 async def _supersede(
@@ -417,7 +438,7 @@ async def apply(
             applied.folded.append(copy.id)
         else:
             applied.notes.append(f"copy {copy.id} could not be folded into {survivor.id}")
-    await _supersede(service, older, survivor.id, at, applied, spared=decision.restated)
+    await _supersede(service, older, survivor.id, at, applied, spared=decision.spared)
     await _count_mentions(service, rscope, applied)
     return applied
 

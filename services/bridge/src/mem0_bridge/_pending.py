@@ -105,7 +105,10 @@ class Reconciler:
             if memory is None or memory.run_id is None:
                 await service.ranker.resolve_pending([pending.memory_id])
                 return "gone"
-            outcome = await self._judged(memory, memory.run_id, early)
+            if memory.lifetime.superseded_by is not None:
+                outcome = await self._replaced_while_waiting(memory, memory.run_id)
+            else:
+                outcome = await self._judged(memory, memory.run_id, early)
             if outcome is not None:
                 await service.ranker.resolve_pending([pending.memory_id])
             return outcome
@@ -158,6 +161,33 @@ class Reconciler:
             return "restated"
         return None
 
+    async def _replaced_while_waiting(self, memory: Memory, namespace: str) -> str | None:
+        """Settle `memory`, superseded by a later add while it waited. That add judged it
+        and replaced it, and with it no value but the closest one's: the older current values
+        `memory` replaces (or restates) are marked superseded now, by it and as of when it was
+        stored (or, restating it, with it), so that the fact's chain leads to its current
+        memory. The outcome; None when the judge could not answer."""
+        service = self._service
+        close = await self._candidates(memory, namespace)
+        older = [c for c in close if c.lifetime.current and _stored_before(c, memory)]
+        if not older:
+            return "new"
+        verdicts = await folding.verdicts_on(service, memory.text, older)
+        if isinstance(verdicts, PeerFailure):
+            return None
+        decision = folding.decide(memory.text, older, verdicts, service.settings)
+        applied = folding.Applied(memory)
+        at = memory.lifetime.valid_from or service.now()
+        await folding.supersede(service, decision, memory.id, at, applied)
+        successor, until = memory.lifetime.superseded_by, memory.lifetime.valid_until
+        if decision.kind == "same" and decision.survivor is not None and successor and until:
+            survivor = decision.survivor
+            if await folding.mark(
+                service, survivor, survivor.lifetime.superseded(successor, until), "superseded"
+            ):
+                applied.superseded.append(survivor.id)
+        return "changed" if applied.superseded else "new"
+
     async def _early_verdicts(self, memory_id: str) -> _Verdicts | None:
         """The verdicts on a pending memory, asked for without holding its scope's lock; None
         when there is nothing to judge now (the locked step finds out why)."""
@@ -179,7 +209,7 @@ class Reconciler:
         they are about what mem0 holds now."""
         service = self._service
         if not memory.lifetime.current:
-            return "new"  # already superseded or folded by a later add: nothing left to do
+            return "new"  # folded into a later memory, which speaks for it
         close = await self._candidates(memory, namespace)
         later = [c for c in close if c.lifetime.current and not _stored_before(c, memory)]
         outdated = await self._outdated(memory, namespace, later)

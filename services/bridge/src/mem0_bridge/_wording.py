@@ -21,7 +21,9 @@ words capitalised anywhere but at the start of the statement (`Linear`, `WARNING
 from __future__ import annotations
 
 import functools
+import math
 import re
+from collections.abc import Sequence
 
 _TOKEN = re.compile(r"[#/@]?\w+(?:[.:/-]\w+)*")
 _CODE_MARKS = frozenset("#/@_.:")
@@ -97,3 +99,18 @@ def same_values(first: str, second: str) -> bool:
     """
     found = details(first)
     return found == details(second) and any(_is_value(token) for token in found)
+
+
+def name_overlap(text: str, others: Sequence[str]) -> list[float]:
+    """Per text of `others`, how much of `text`'s wording it shares, each shared word weighted
+    by how rare it is among `others` (inverse document frequency): the words most of them share
+    are a sentence shape ("... is used by the ..."), the rare ones a fact's own names."""
+    words = wording(text)
+    sets = [wording(other) & words for other in others]
+    count = len(others) + 1
+    frequency: dict[str, int] = {}
+    for shared in sets:
+        for word in shared:
+            frequency[word] = frequency.get(word, 0) + 1
+    weight = {word: math.log(count / (n + 1)) for word, n in frequency.items()}
+    return [sum(weight[word] for word in shared) for shared in sets]

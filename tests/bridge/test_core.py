@@ -299,6 +299,23 @@ async def test_a_value_replaced_while_it_waited_still_replaces_the_value_before_
     assert [h.text for h in found.hits][:1] == ["The API port is 4500"]
 
 
+async def test_a_value_replaced_while_it_waited_never_replaces_the_memory_that_replaced_it(
+    core: Core,
+) -> None:
+    # 9000 is current; 8080 is stored unjudged; 9000 is said again, which replaces the pending
+    # 8080 and keeps 9000's memory. Reconciled afterwards, 8080 must not replace that memory
+    # (stored before it, but said again after it): the fact would be left without a value.
+    await core.add("The API port is 9000")
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    await core.add("The API port is 8080 again")
+    core.judge.judge.failure = None
+    again = await core.add("The API port is now 9000")
+    assert again["action"] == "reinforced"
+    while await core.service.reconciler.run_once() > 0:
+        pass
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000"]
+
+
 async def test_a_reconciled_wording_is_never_linked_back_to_a_memory_restating_it(
     core: Core,
 ) -> None:

@@ -169,13 +169,18 @@ class Reconciler:
         memory. The outcome; None when the judge could not answer."""
         service = self._service
         close = await self._candidates(memory, namespace)
-        older = [c for c in close if c.lifetime.current and _stored_before(c, memory)]
+        later = await _successors(service, memory)
+        held = [c for c in close if c.lifetime.current and c.id not in later]
+        older = [c for c in held if _held_before(c, memory)]
         if not older:
             return "new"
         verdicts = await folding.verdicts_on(service, memory.text, older)
         if isinstance(verdicts, PeerFailure):
             return None
         decision = folding.decide(memory.text, older, verdicts, service.settings)
+        # What replaced it, or was said after it, is never replaced by it (nor as a wording).
+        kept = later | ({c.id for c in held} - {c.id for c in older})
+        decision = replace(decision, spared=decision.spared | kept)
         applied = folding.Applied(memory)
         at = memory.lifetime.valid_from or service.now()
         await folding.supersede(service, decision, memory.id, at, applied)
@@ -263,6 +268,28 @@ def _judged_state(memory: Memory, older: list[Memory]) -> list[tuple[str, str, o
     """What a verdict on `memory` against `older` depends on: each one's id, text and metadata
     (its lifetime among them), in mem0's order."""
     return [(m.id, m.text, dict(m.metadata)) for m in (memory, *older)]
+
+
+async def _successors(service: MemoryService, memory: Memory) -> frozenset[str]:
+    """The ids along `memory`'s superseded_by (or folded_into) chain, to its current end."""
+    found: set[str] = set()
+    next_id = memory.lifetime.superseded_by or memory.lifetime.folded_into
+    while next_id is not None and next_id not in found and next_id != memory.id:
+        found.add(next_id)
+        successor = await service.mem0.get(next_id)
+        if successor is None:
+            break
+        next_id = successor.lifetime.superseded_by or successor.lifetime.folded_into
+    return frozenset(found)
+
+
+def _held_before(candidate: Memory, memory: Memory) -> bool:
+    """Has `candidate` held its value since before `memory` was stated? Stored before it, and
+    current since before it (not made current again by a later change-back)."""
+    if not _stored_before(candidate, memory):
+        return False
+    theirs, mine = candidate.lifetime.valid_from, memory.lifetime.valid_from
+    return theirs is None or mine is None or theirs <= mine
 
 
 def _stored_before(candidate: Memory, memory: Memory) -> bool:

@@ -59,6 +59,28 @@ def test_entries_expire_after_the_ttl() -> None:
     assert cache.lookup(["m1"]) == ({}, ["m1"])
 
 
+def test_an_expired_entry_among_fresh_ones_is_missing_and_the_rest_found() -> None:
+    clock = Clock()
+    cache = MentionCache(10, ttl_seconds=TTL, clock=clock)
+    cache.fill(["m1"], {"m1": ROWS["m1"]}, cache.generation)
+    clock.advance(TTL)
+    cache.fill(["m2", "m3"], {"m2": ROWS["m2"]}, cache.generation)
+    assert cache.lookup(["m2", "m1", "m3"]) == ({"m2": ROWS["m2"]}, ["m1"])
+    assert cache.lookup([]) == ({}, [])
+
+
+async def test_the_cache_alone_answers_only_when_it_holds_every_id() -> None:
+    fetch = RecordingFetch(ROWS)
+    reader = MentionReader(fetch, MentionCache(100))
+    assert reader.cached(["m1"]) is None
+    await reader(["m1", "unknown"])
+    assert reader.cached(["m1", "unknown"]) == {"m1": ROWS["m1"]}
+    assert reader.cached(["m1", "m2"]) is None
+    assert reader.cached([]) == {}
+    assert MentionReader(fetch, None).cached(["m1"]) is None
+    assert fetch.batches == [["m1", "unknown"]]
+
+
 async def test_cached_memories_skip_the_query_and_misses_share_one() -> None:
     fetch = RecordingFetch(ROWS)
     reader = MentionReader(fetch, MentionCache(100))

@@ -262,6 +262,69 @@ async def test_rerank_scores_a_hit_without_timestamps_instead_of_refusing_the_ca
     assert by_id["dated"].recency < 1.0
 
 
+def _as_columns(candidates: list[pb.Candidate]) -> pb.CandidateColumns:
+    return pb.CandidateColumns(
+        memory_ids=[c.memory_id for c in candidates],
+        similarities=[c.similarity for c in candidates],
+        created_at=[c.created_at for c in candidates],
+        updated_at=[c.updated_at for c in candidates],
+        restated_at=[c.restated_at for c in candidates],
+        related_ids=[i for c in candidates for i in c.related_ids],
+        related_counts=[len(c.related_ids) for c in candidates],
+        restatement_ids=[i for c in candidates for i in c.restatement_ids],
+        restatement_counts=[len(c.restatement_ids) for c in candidates],
+    )
+
+
+async def test_rerank_answers_the_columns_form_exactly_as_candidate_messages(
+    ranker: Ranker,
+) -> None:
+    clock = ranker.clock
+    for memory_id in ("a", "a", "c", "e"):
+        await ranker.stub.Reinforce(pb.ReinforceRequest(memory_id=memory_id, scope="u"))
+        clock.now += 2 * 3600  # past the debounce
+    candidates = [
+        pb.Candidate(
+            memory_id="a", similarity=0.80, created_at=_iso(clock, 300), related_ids=["b", "x"]
+        ),
+        pb.Candidate(
+            memory_id="b",
+            similarity=0.79,
+            created_at=_iso(clock, 200),
+            updated_at=_iso(clock, 5),
+            restatement_ids=["c"],
+        ),
+        pb.Candidate(memory_id="c", similarity=0.78, restated_at=_iso(clock, 2)),
+        pb.Candidate(memory_id="d", similarity=0.5, updated_at=_iso(clock, 50)),
+        pb.Candidate(
+            memory_id="e",
+            similarity=0.79,
+            created_at=_iso(clock, 1),
+            restated_at=_iso(clock, 40),
+            related_ids=["a"],
+        ),
+        pb.Candidate(memory_id="f", similarity=0.0),
+    ]
+    for limit in (0, 3):
+        as_messages = await ranker.stub.Rerank(pb.RerankRequest(candidates=candidates, limit=limit))
+        as_columns = await ranker.stub.Rerank(
+            pb.RerankRequest(columns=_as_columns(candidates), limit=limit)
+        )
+        assert as_columns == as_messages
+        assert len(as_columns.results) == (limit or len(candidates))
+
+
+async def test_rerank_columns_may_leave_out_what_no_candidate_has(ranker: Ranker) -> None:
+    candidates = [
+        pb.Candidate(memory_id="old", similarity=0.7),
+        pb.Candidate(memory_id="new", similarity=0.7),
+    ]
+    bare = pb.CandidateColumns(memory_ids=["old", "new"], similarities=[0.7, 0.7])
+    assert await ranker.stub.Rerank(pb.RerankRequest(columns=bare)) == await ranker.stub.Rerank(
+        pb.RerankRequest(candidates=candidates)
+    )
+
+
 # --- text changes, folds and pending reconciliation -------------------------------------------
 
 
@@ -516,6 +579,16 @@ def _rerank(**candidate: object) -> pb.RerankRequest:
     return pb.RerankRequest(candidates=[pb.Candidate(**fields)])  # type: ignore[arg-type]
 
 
+def _columns(**columns: object) -> pb.RerankRequest:
+    fields: dict[str, object] = {
+        "memory_ids": ["m1"],
+        "similarities": [0.5],
+        "created_at": [NOW_ISO],
+    }
+    fields.update(columns)
+    return pb.RerankRequest(columns=pb.CandidateColumns(**fields))  # type: ignore[arg-type]
+
+
 def _with_unknown_field(message: Message) -> Message:
     """The same message plus field 99 (varint 1), as a client with a newer contract sends it."""
     extended = type(message)()
@@ -571,6 +644,111 @@ BAD_REQUESTS: list[tuple[str, Message, str]] = [
             candidates=[pb.Candidate(memory_id="m", similarity=0.1, created_at=NOW_ISO)] * 1001
         ),
         "candidates: 1001 given, at most 1000 allowed",
+    ),
+    ("Rerank", _columns(similarities=[math.nan]), "columns.similarities[0]: must be a finite"),
+    ("Rerank", _columns(similarities=[-0.1]), "columns.similarities[0]: must be a finite"),
+    ("Rerank", _columns(similarities=[math.inf]), "columns.similarities[0]: must be a finite"),
+    (
+        "Rerank",
+        _columns(memory_ids=["m1", "m2"], similarities=[0.5, math.nan], created_at=[]),
+        "columns.similarities[1]: must be a finite",
+    ),
+    ("Rerank", _columns(memory_ids=[""]), "columns.memory_ids[0]: must not be empty"),
+    ("Rerank", _columns(memory_ids=["m" * 129]), "columns.memory_ids[0]: 129 characters"),
+    ("Rerank", _columns(memory_ids=["m\x00"]), "columns.memory_ids[0]: must not contain"),
+    (
+        "Rerank",
+        _columns(memory_ids=["m1", "m2"], created_at=[]),
+        "columns.similarities: 1 given for 2 memory_ids",
+    ),
+    ("Rerank", _columns(created_at=["yesterday"]), "columns.created_at[0]: not an RFC 3339"),
+    (
+        "Rerank",
+        _columns(updated_at=["2026-02-30T00:00:00Z"]),
+        "columns.updated_at[0]: not an RFC 3339",
+    ),
+    ("Rerank", _columns(restated_at=["last week"]), "columns.restated_at[0]: not an RFC 3339"),
+    (
+        "Rerank",
+        _columns(created_at=[NOW_ISO, NOW_ISO]),
+        "columns.created_at: 2 given for 1 memory_ids",
+    ),
+    (
+        "Rerank",
+        _columns(related_ids=["m2", ""], related_counts=[2]),
+        "columns.related_ids[1]: must not be empty",
+    ),
+    (
+        "Rerank",
+        _columns(related_ids=["m" * 129], related_counts=[1]),
+        "columns.related_ids[0]: 129 characters",
+    ),
+    (
+        "Rerank",
+        _columns(related_ids=["m\x00"], related_counts=[1]),
+        "columns.related_ids[0]: must not contain",
+    ),
+    (
+        "Rerank",
+        _columns(related_ids=["m"] * 17, related_counts=[17]),
+        "columns.related_counts[0]: 17 related_ids given, at most 16 allowed",
+    ),
+    (
+        "Rerank",
+        _columns(related_ids=["m2"]),
+        "columns.related_counts: empty, but columns.related_ids names 1",
+    ),
+    (
+        "Rerank",
+        _columns(related_ids=["m2"], related_counts=[2]),
+        "columns.related_counts: they add up to 2, but columns.related_ids holds 1",
+    ),
+    (
+        "Rerank",
+        _columns(related_counts=[0, 0]),
+        "columns.related_counts: 2 given for 1 memory_ids",
+    ),
+    (
+        "Rerank",
+        _columns(restatement_ids=["m2", ""], restatement_counts=[2]),
+        "columns.restatement_ids[1]: must not be empty",
+    ),
+    (
+        "Rerank",
+        _columns(restatement_ids=["m\x00"], restatement_counts=[1]),
+        "columns.restatement_ids[0]: must not contain",
+    ),
+    (
+        "Rerank",
+        _columns(restatement_ids=["m"] * 17, restatement_counts=[17]),
+        "columns.restatement_counts[0]: 17 restatement_ids given, at most 16 allowed",
+    ),
+    (
+        "Rerank",
+        _columns(memory_ids=["m"] * 1001, similarities=[0.1] * 1001, created_at=[]),
+        "columns.memory_ids: 1001 given, at most 1000 allowed",
+    ),
+    (
+        "Rerank",
+        _columns(memory_ids=[], similarities=[], created_at=[NOW_ISO]),
+        "columns.created_at: 1 given for 0 memory_ids",
+    ),
+    (
+        "Rerank",
+        pb.RerankRequest(candidates=_rerank().candidates, columns=_columns().columns),
+        "columns: give the candidates as candidates or as columns, not both",
+    ),
+    (
+        "Rerank",
+        pb.RerankRequest(columns=_with_unknown_field(_columns().columns)),  # type: ignore[arg-type]
+        "columns: unknown field number 99",
+    ),
+    (  # unknown fields are named before any other fault, in the columns form too
+        "Rerank",
+        pb.RerankRequest(
+            columns=_with_unknown_field(_columns(similarities=[math.nan]).columns)  # type: ignore[arg-type]
+        ),
+        "columns: unknown field number 99",
     ),
     ("Forget", pb.ForgetRequest(), "target: set one of memories, scope or everything"),
     ("Forget", pb.ForgetRequest(everything=False), "everything: must be true"),

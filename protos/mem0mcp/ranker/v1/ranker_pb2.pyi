@@ -244,23 +244,95 @@ class RerankRequest(_message.Message):
 
     CANDIDATES_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
+    COLUMNS_FIELD_NUMBER: _builtins.int
     limit: _builtins.int
     """Maximum results to return; 0 means all candidates."""
     @_builtins.property
     def candidates(self) -> _containers.RepeatedCompositeFieldContainer[Global___Candidate]: ...
+    @_builtins.property
+    def columns(self) -> Global___CandidateColumns:
+        """The same candidates as parallel columns, the form to send: a server reads a column with
+        one call, a Candidate with one per field. Give `candidates` or `columns`, not both.
+        """
+
     def __init__(
         self,
         *,
         candidates: _abc.Iterable[Global___Candidate] | None = ...,
         limit: _builtins.int = ...,
+        columns: Global___CandidateColumns | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["columns", b"columns"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["candidates", b"candidates", "limit", b"limit"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["candidates", b"candidates", "columns", b"columns", "limit", b"limit"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RerankRequest: _TypeAlias = RerankRequest  # noqa: Y015
+
+@_typing.final
+class CandidateColumns(_message.Message):
+    """Candidates as columns: entry i of each column belongs to candidate i. Every field means what
+    the Candidate field of the same name means. `memory_ids` and `similarities` hold one entry
+    per candidate; each other column holds one per candidate or none at all (for none, the
+    candidates leave that field empty).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORY_IDS_FIELD_NUMBER: _builtins.int
+    SIMILARITIES_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    UPDATED_AT_FIELD_NUMBER: _builtins.int
+    RESTATED_AT_FIELD_NUMBER: _builtins.int
+    RELATED_IDS_FIELD_NUMBER: _builtins.int
+    RELATED_COUNTS_FIELD_NUMBER: _builtins.int
+    RESTATEMENT_IDS_FIELD_NUMBER: _builtins.int
+    RESTATEMENT_COUNTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def memory_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def similarities(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    @_builtins.property
+    def created_at(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def updated_at(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def restated_at(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def related_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Every candidate's related ids, candidate after candidate: the first related_counts[0]
+        are candidate 0's, the next related_counts[1] candidate 1's, and so on.
+        """
+
+    @_builtins.property
+    def related_counts(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def restatement_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The same for restatement ids."""
+
+    @_builtins.property
+    def restatement_counts(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def __init__(
+        self,
+        *,
+        memory_ids: _abc.Iterable[_builtins.str] | None = ...,
+        similarities: _abc.Iterable[_builtins.float] | None = ...,
+        created_at: _abc.Iterable[_builtins.str] | None = ...,
+        updated_at: _abc.Iterable[_builtins.str] | None = ...,
+        restated_at: _abc.Iterable[_builtins.str] | None = ...,
+        related_ids: _abc.Iterable[_builtins.str] | None = ...,
+        related_counts: _abc.Iterable[_builtins.int] | None = ...,
+        restatement_ids: _abc.Iterable[_builtins.str] | None = ...,
+        restatement_counts: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "memory_ids", b"memory_ids", "related_counts", b"related_counts", "related_ids", b"related_ids", "restated_at", b"restated_at", "restatement_counts", b"restatement_counts", "restatement_ids", b"restatement_ids", "similarities", b"similarities", "updated_at", b"updated_at"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CandidateColumns: _TypeAlias = CandidateColumns  # noqa: Y015
 
 @_typing.final
 class ScoredCandidate(_message.Message):

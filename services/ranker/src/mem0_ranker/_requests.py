@@ -11,7 +11,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import NoReturn, cast, overload
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
@@ -20,7 +20,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from mem0_common import quote_input
 from mem0_ranker._content import content_key
 from mem0_ranker._scoring import Columns
-from mem0_ranker._timestamps import cached_timestamp
+from mem0_ranker._timestamps import cached_timestamp, known_timestamps, learn_timestamp
 from mem0mcp import contract
 from mem0mcp.ranker.v1 import ranker_pb2
 
@@ -173,11 +173,14 @@ def _check_named_ids(c: ranker_pb2.Candidate, index: int, limits: Limits) -> Non
             memory_id(other, f"candidates[{index}].{field}[{i}]", limits)
 
 
-# `candidates` looks for unknown fields only in the request and in each candidate, which is
-# everywhere they can be while neither holds any other message: refuse to run otherwise.
+# `candidates` looks for unknown fields only in the request, in each candidate and in the
+# columns, which is everywhere they can be while none of those holds any other message: refuse
+# to run otherwise.
 if not (
-    [f.name for f in _message_fields(ranker_pb2.RerankRequest.DESCRIPTOR)] == ["candidates"]
+    [f.name for f in _message_fields(ranker_pb2.RerankRequest.DESCRIPTOR)]
+    == ["candidates", "columns"]
     and not _message_fields(ranker_pb2.Candidate.DESCRIPTOR)
+    and not _message_fields(ranker_pb2.CandidateColumns.DESCRIPTOR)
 ):
     raise RuntimeError("RerankRequest grew nested messages: extend candidates()' field checks")
 
@@ -185,7 +188,17 @@ if not (
 def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
     """Every candidate checked (unknown fields included), with the newest of its times
     (created, updated, restated) as epoch seconds (`UNKNOWN_AGE` when it has neither created
-    nor updated: recency then leaves its score alone).
+    nor updated: recency then leaves its score alone). Either form: `columns` or `candidates`.
+    """
+    if request.HasField("columns"):
+        if request.candidates:
+            _refuse(request, "columns: give the candidates as candidates or as columns, not both")
+        return _columns(request, limits)
+    return _candidate_messages(request, limits)
+
+
+def _candidate_messages(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
+    """`candidates` of the `candidates` form.
 
     One flat loop that only tests (the common case is a valid request); the first refusal
     goes to `_reject_candidate`, which finds the field to name.
@@ -194,12 +207,13 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
     if len(UnknownFieldSet(request)) or count > limits.max_candidates:
         reject_unknown_fields(request)
         raise InvalidArgument(f"candidates: {count} given, at most {limits.max_candidates} allowed")
-    columns = Columns([], [], [], [])
+    relations: list[Sequence[str]] = []
+    columns = Columns([], [], [], relations)
     restatements: list[Sequence[str]] = []
     add_id = columns.memory_ids.append
     add_similarity = columns.similarities.append
     add_activity = columns.activity_at.append
-    add_related = columns.related.append
+    add_related = relations.append
     add_restatements = restatements.append
     max_id = limits.max_id_length
     max_related = limits.max_related
@@ -239,7 +253,7 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
         add_related(related)
         add_restatements(restating)
     # Named ids checked all at once, in C: most candidates name none or a few.
-    named = list(itertools.chain.from_iterable(columns.related))
+    named = list(itertools.chain.from_iterable(relations))
     restated = list(itertools.chain.from_iterable(restatements))
     if restated:
         named += restated
@@ -250,6 +264,191 @@ def candidates(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
         for index, c in enumerate(request.candidates):
             _check_named_ids(c, index, limits)  # raises at the first bad id
     return columns
+
+
+def _refuse(request: ranker_pb2.RerankRequest, message: str) -> NoReturn:
+    """Refuse a Rerank request; unknown fields anywhere in it come first, as for every call."""
+    reject_unknown_fields(request)
+    raise InvalidArgument(message)
+
+
+def _columns(request: ranker_pb2.RerankRequest, limits: Limits) -> Columns:
+    """`candidates` of the `columns` form: each check covers a whole column with a few calls
+    that loop in C; only a column that fails one is walked in Python, to name the bad entry."""
+    columns = request.columns
+    if len(UnknownFieldSet(request)) or len(UnknownFieldSet(columns)):
+        reject_unknown_fields(request)
+    ids = list(columns.memory_ids)
+    count = len(ids)
+    if count > limits.max_candidates:
+        _refuse(
+            request,
+            f"columns.memory_ids: {count} given, at most {limits.max_candidates} allowed",
+        )
+    similarities = list(columns.similarities)
+    _same_length(request, "similarities", len(similarities), count)
+    if not count:
+        _check_absent(request, columns)
+        return Columns([], [], [], [])
+    if _has_bad_id(ids, limits):
+        _check_ids(request, ids, "memory_ids", limits)
+    # NaN fails `>=` when it comes first and makes the sum NaN anywhere else; an infinity makes
+    # it infinite. A sum that overflows only sends the column to the exact check below.
+    if not (min(similarities) >= 0.0 and sum(similarities) < math.inf):
+        for index, similarity in enumerate(similarities):
+            if not (math.isfinite(similarity) and similarity >= 0):
+                _refuse(
+                    request,
+                    f"columns.similarities[{index}]: must be a finite number >= 0, "
+                    f"got {similarity!r}",
+                )
+    related = _named_ids(request, "related_ids", "related_counts", limits.max_related, limits)
+    restatements = _named_ids(
+        request, "restatement_ids", "restatement_counts", limits.max_restatements, limits
+    )
+    return Columns(
+        ids,
+        similarities,
+        _activity(request, count),
+        related or [()] * count,
+        restatements or (),
+    )
+
+
+def _same_length(request: ranker_pb2.RerankRequest, field: str, given: int, count: int) -> None:
+    if given != count:
+        _refuse(request, f"columns.{field}: {given} given for {count} memory_ids")
+
+
+def _check_absent(request: ranker_pb2.RerankRequest, columns: ranker_pb2.CandidateColumns) -> None:
+    """With no candidates, every column must be empty too."""
+    for field, _ in columns.ListFields():
+        _refuse(
+            request,
+            f"columns.{field.name}: {len(getattr(columns, field.name))} given for 0 memory_ids",
+        )
+
+
+def _has_bad_id(ids: list[str], limits: Limits) -> bool:
+    """Whether any of a non-empty column's ids is empty, too long or holds a NUL (in C)."""
+    return "" in ids or max(map(len, ids)) > limits.max_id_length or "\x00" in "".join(ids)
+
+
+def _check_ids(
+    request: ranker_pb2.RerankRequest, ids: Sequence[str], field: str, limits: Limits
+) -> None:
+    """Raise naming the first bad id of a column (it must have one)."""
+    try:
+        for index, value in enumerate(ids):
+            memory_id(value, f"columns.{field}[{index}]", limits)
+    except InvalidArgument as exc:
+        _refuse(request, str(exc))
+
+
+def _moments(request: ranker_pb2.RerankRequest, field: str, count: int) -> list[float] | None:
+    """A timestamp column as epoch seconds, -inf for an empty entry; None for no column."""
+    texts = getattr(request.columns, field)
+    if not texts:
+        return None
+    _same_length(request, field, len(texts), count)
+    moments = known_timestamps(texts)
+    if None not in moments:
+        return cast("list[float]", moments)
+    texts = list(texts)
+    for index, moment in enumerate(moments):
+        if moment is None:
+            try:
+                moments[index] = learn_timestamp(texts[index])
+            except ValueError:
+                _refuse(
+                    request,
+                    f"columns.{field}[{index}]: not an RFC 3339 timestamp: "
+                    f"{quote_input(texts[index])}",
+                )
+    return cast("list[float]", moments)
+
+
+def _activity(request: ranker_pb2.RerankRequest, count: int) -> list[float]:
+    """Each candidate's newest time, as `candidates` defines it, from the timestamp columns."""
+    created = _moments(request, "created_at", count)
+    updated = _moments(request, "updated_at", count)
+    restated = _moments(request, "restated_at", count)
+    if created is None or updated is None:
+        activity = created or updated or [-math.inf] * count
+    else:
+        # Not max(): a call per candidate costs more than the comparison.
+        activity = [c if c > u else u for c, u in zip(created, updated, strict=True)]  # noqa: FURB136
+    if -math.inf in activity:  # neither created nor updated: the age is unknown
+        activity = [UNKNOWN_AGE if moment == -math.inf else moment for moment in activity]
+    if restated is not None:
+        activity = [a if a > r else r for a, r in zip(activity, restated, strict=True)]  # noqa: FURB136
+    return activity
+
+
+def _named_ids(
+    request: ranker_pb2.RerankRequest,
+    field: str,
+    counts_field: str,
+    most: int,
+    limits: Limits,
+) -> Sequence[list[str]] | None:
+    """A flattened id-list column split per candidate; None when no candidate names any."""
+    columns = request.columns
+    named: list[str] = list(getattr(columns, field))
+    counts: list[int] = list(getattr(columns, counts_field))
+    if not counts:
+        if named:
+            _refuse(
+                request, f"columns.{counts_field}: empty, but columns.{field} names {len(named)}"
+            )
+        return None
+    _same_length(request, counts_field, len(counts), len(columns.memory_ids))
+    if max(counts) > most:
+        index = next(i for i, n in enumerate(counts) if n > most)
+        _refuse(
+            request,
+            f"columns.{counts_field}[{index}]: {counts[index]} {field} given, "
+            f"at most {most} allowed",
+        )
+    if sum(counts) != len(named):
+        _refuse(
+            request,
+            f"columns.{counts_field}: they add up to {sum(counts)}, "
+            f"but columns.{field} holds {len(named)}",
+        )
+    if not named:
+        return None
+    if _has_bad_id(named, limits):
+        _check_ids(request, named, field, limits)
+    return _Split(named, list(itertools.accumulate(counts)))
+
+
+class _Split(Sequence[list[str]]):
+    """One flat column seen as a list per candidate: item i is `flat[ends[i - 1]:ends[i]]`, cut
+    when asked for. Scoring asks for the few candidates of the band, not all of them."""
+
+    __slots__ = ("_ends", "_flat")
+
+    def __init__(self, flat: list[str], ends: list[int]) -> None:
+        self._flat = flat
+        self._ends = ends
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    @overload
+    def __getitem__(self, index: int) -> list[str]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[list[str]]: ...
+    def __getitem__(self, index: int | slice) -> list[str] | list[list[str]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        ends = self._ends
+        if index < 0:
+            index += len(ends)
+        if not 0 <= index < len(ends):
+            raise IndexError("candidate index out of range")
+        return self._flat[ends[index - 1] if index else 0 : ends[index]]
 
 
 def memory_ids(ids: Sequence[str], field: str, limits: Limits) -> list[str]:

@@ -21,6 +21,7 @@ bench/README.md gives what the benchmarks found for each of these choices.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -81,7 +82,7 @@ class Columns(NamedTuple):
     memory_ids: list[str]
     similarities: list[float]
     activity_at: list[float]
-    related: list[Sequence[str]]
+    related: Sequence[Sequence[str]]
     #: Empty when no candidate names a restatement (the common case), else one per candidate.
     restatements: Sequence[Sequence[str]] = ()
 
@@ -173,33 +174,81 @@ def rank_columns(
     # Sorting positions by score: stable, so equal scores keep their input order. The band
     # comes first even where its lowest score is 0 (an ancient memory with recency floor 0).
     order = sorted(inside, key=negatives.__getitem__)
+    scale = 0.0
     if len(inside) < len(ids):
         # Every band score is >= lowest, and each of these is < lowest (similarity < best).
         scale = -negatives[order[-1]] / best
         joined = set(inside)
         below = [i for i in range(len(ids)) if i not in joined]
-        for position in below:
-            negatives[position] = -(similarities[position] * scale)
-        order += sorted(below, key=lambda i: -similarities[i])
+        # Stable in reverse too: equal similarities keep their input order.
+        order += sorted(below, key=similarities.__getitem__, reverse=True)
     if limit > 0:
         order = order[:limit]
-    return [
-        _scored(
-            p,
-            candidates,
-            records=records,
-            now=now,
-            params=params,
-            score=-negatives[p],
-            recency=recency,
-            factor=factors.get(p),
+    return _results(
+        order,
+        candidates,
+        records,
+        now=now,
+        alpha=alpha,
+        scale=scale,
+        negatives=negatives,
+        factors=factors,
+        recency=recency,
+    )
+
+
+def _results(
+    order: Sequence[int],
+    candidates: Columns,
+    records: Mapping[str, MentionRecord],
+    *,
+    now: float,
+    alpha: float,
+    scale: float,
+    negatives: Sequence[float],
+    factors: Mapping[int, float],
+    recency: Mapping[int, float],
+) -> list[Scored]:
+    """The `Scored` records of `order`, in one loop (a call per record costs more than its
+    arithmetic); a position without a factor is below the band, scored `similarity * scale`."""
+    ids, similarities, activities, _, _ = candidates
+    get = records.get
+    log1p = math.log1p
+    results = []
+    for position in order:
+        memory_id = ids[position]
+        record = get(memory_id)
+        mentions = 0
+        newest = activities[position]
+        if record is not None:
+            mentions = record.mentions
+            newest = max(newest, record.last_reinforced_at)
+        age = now - newest if newest < now else 0.0
+        factor = factors.get(position)
+        if factor is None:
+            score = similarities[position] * scale
+            factor = 1.0 + alpha * log1p(mentions)
+        else:
+            score = -negatives[position]
+        results.append(
+            Scored(
+                memory_id,
+                score,
+                similarities[position],
+                mentions,
+                factor,
+                # Below the band neither mentions nor recency acted: its recency is reported as 1.
+                recency.get(position, 1.0),
+                age / SECONDS_PER_DAY,
+            )
         )
-        for p in order
-    ]
+    return results
 
 
 def _groups(
-    positions: Sequence[int], ids: Sequence[str], links: Sequence[Sequence[str]]
+    positions: Sequence[int],
+    ids: Sequence[str],
+    links: Sequence[Sequence[str]] | Mapping[int, Sequence[str]],
 ) -> dict[int, int]:
     """Each of `positions` mapped to a representative of its group: the positions it names in
     `links` (by memory id), either way round and through each other (union-find)."""
@@ -252,42 +301,14 @@ def _relative(
 ) -> dict[int, float]:
     """Each band candidate's freshness over the freshest of its group: the band candidates it
     is related to, either way round and through each other (union-find over positions)."""
-    if not any(related[p] for p in inside):
+    links = {p: related[p] for p in inside}  # each read once: `related` may cut them on demand
+    named = list(itertools.chain.from_iterable(links.values()))
+    if not named or {ids[p] for p in inside}.isdisjoint(named):
+        # No band candidate names another: each is a group of its own, compared with itself.
         return dict.fromkeys(inside, 1.0)
-    roots = _groups(inside, ids, related)
+    roots = _groups(inside, ids, links)
     freshest: dict[int, float] = {}
     for position in inside:
         top = roots[position]
         freshest[top] = max(freshest.get(top, 0.0), freshness[position])
     return {p: freshness[p] / freshest[roots[p]] if freshest[roots[p]] > 0 else 1.0 for p in inside}
-
-
-def _scored(
-    position: int,
-    candidates: Columns,
-    *,
-    records: Mapping[str, MentionRecord],
-    now: float,
-    params: ScoringParams,
-    score: float,
-    recency: Mapping[int, float],
-    factor: float | None,
-) -> Scored:
-    memory_id = candidates.memory_ids[position]
-    record = records.get(memory_id)
-    mentions = 0
-    newest = candidates.activity_at[position]
-    if record is not None:
-        mentions = record.mentions
-        newest = max(newest, record.last_reinforced_at)
-    age = now - newest if newest < now else 0.0
-    return Scored(
-        memory_id,
-        score,
-        candidates.similarities[position],
-        mentions,
-        factor if factor is not None else 1.0 + params.alpha * math.log1p(mentions),
-        # Below the band neither mentions nor recency acted: its recency is reported as 1.
-        recency.get(position, 1.0),
-        age / SECONDS_PER_DAY,
-    )

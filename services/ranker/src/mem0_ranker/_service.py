@@ -149,21 +149,23 @@ class RankerServicer(ranker_pb2_grpc.RankerServiceServicer):
         self, request: ranker_pb2.RerankRequest, context: grpc.aio.ServicerContext
     ) -> ranker_pb2.RerankResponse:
         candidates = _requests.candidates(request, self._limits)
-        records = await self._store.mentions(candidates.memory_ids)
+        # Hot memories are all cached: then no await (and no task switch) at all.
+        records = self._store.cached_mentions(candidates.memory_ids)
+        if records is None:
+            records = await self._store.mentions(candidates.memory_ids)
         ranked = rank_columns(candidates, records, self._clock(), self._params, request.limit)
         response = ranker_pb2.RerankResponse()
         add = response.results.add  # in place: building messages first would copy each
-        # Unpacked, not add(**s._asdict()): that dict costs a rerank of 1000 candidates 0.3 ms.
+        # Attributes set one by one: cheaper than add(**fields) or add(memory_id=..., ...).
         for memory_id, score, similarity, mentions, mention_factor, recency, age_days in ranked:
-            add(
-                memory_id=memory_id,
-                score=score,
-                similarity=similarity,
-                mentions=mentions,
-                mention_factor=mention_factor,
-                recency=recency,
-                age_days=age_days,
-            )
+            result = add()
+            result.memory_id = memory_id
+            result.score = score
+            result.similarity = similarity
+            result.mentions = mentions
+            result.mention_factor = mention_factor
+            result.recency = recency
+            result.age_days = age_days
         return response
 
     @_checked

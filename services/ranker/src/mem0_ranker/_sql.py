@@ -118,6 +118,9 @@ class SqlStore(Store):
     async def mentions(self, memory_ids: Sequence[str]) -> dict[str, MentionRecord]:
         return await self._mentions(memory_ids)
 
+    def cached_mentions(self, memory_ids: Sequence[str]) -> dict[str, MentionRecord] | None:
+        return self._mentions.cached(memory_ids)
+
     def _forget_cached(self, memory_ids: Sequence[str] | None) -> None:
         """Drop cached records a delete may have removed; None (ids unknown) drops them all.
         Called even when the delete failed: it may have committed, and forgetting is safe."""

@@ -135,6 +135,11 @@ class Store(abc.ABC):
         Concurrent calls share one query, so the dict may also hold records of other ids.
         """
 
+    def cached_mentions(self, memory_ids: Sequence[str]) -> dict[str, MentionRecord] | None:
+        """`mentions` from memory alone, without awaiting anything, when memory holds every
+        id's answer; else None (then await `mentions`)."""
+        return None
+
     @abc.abstractmethod
     async def forget_memories(self, memory_ids: Sequence[str]) -> Forgotten: ...
 

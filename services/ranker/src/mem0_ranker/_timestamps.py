@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import math
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 #: Parsed timestamps remembered by their text. mem0 sends a memory's same created/updated
@@ -31,6 +33,28 @@ def cached_timestamp(text: str) -> float:
     """`parse_timestamp`, remembered (least recently used forgotten first); a text that does
     not parse raises every time, since only results are cached."""
     return parse_timestamp(text)
+
+
+#: Parsed timestamps by their text for whole columns (`known_timestamps`), "" (no time) as
+#: -inf; emptied when it holds PARSED_TIMESTAMPS_KEPT. A plain dict, so that a column is looked
+#: up in one C-level pass.
+_KNOWN: dict[str, float] = {"": -math.inf}
+
+
+def known_timestamps(texts: Iterable[str]) -> list[float | None]:
+    """Epoch seconds of each text parsed before by `learn_timestamp` (-inf for ""), None for
+    the others."""
+    return list(map(_KNOWN.get, texts))
+
+
+def learn_timestamp(text: str) -> float:
+    """`parse_timestamp`, remembered for `known_timestamps`; raises ValueError as it does."""
+    moment = parse_timestamp(text)
+    if len(_KNOWN) >= PARSED_TIMESTAMPS_KEPT:
+        _KNOWN.clear()
+        _KNOWN[""] = -math.inf
+    _KNOWN[text] = moment
+    return moment
 
 
 def format_timestamp(epoch: float) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import grpc
+
 from mem0_bridge._grpc import GrpcPeer, PeerFailure
 from mem0mcp.ranker.v1 import ranker_pb2, ranker_pb2_grpc
 
@@ -72,10 +74,54 @@ class Stats:
 _SERVICE = ranker_pb2.DESCRIPTOR.services_by_name["RankerService"].full_name
 
 
+#: How a ranker that predates `RerankRequest.columns` refuses them.
+_COLUMNS_UNKNOWN = (
+    "request: unknown field number "
+    f"{ranker_pb2.RerankRequest.DESCRIPTOR.fields_by_name['columns'].number}"
+)
+
+
+def _columns(candidates: Sequence[RankCandidate]) -> ranker_pb2.CandidateColumns:
+    """The candidates as `RerankRequest.columns`, the form the ranker reads fastest; a column
+    no candidate fills is left out."""
+    restated = [c.restated_at for c in candidates]
+    related = [c.related_ids for c in candidates]
+    restating = [c.restatement_ids for c in candidates]
+    return ranker_pb2.CandidateColumns(
+        memory_ids=[c.memory_id for c in candidates],
+        similarities=[min(max(c.similarity, 0.0), 1.0) for c in candidates],
+        created_at=[c.created_at for c in candidates],
+        updated_at=[c.updated_at for c in candidates],
+        restated_at=restated if any(restated) else (),
+        related_ids=[i for ids in related for i in ids],
+        related_counts=[len(ids) for ids in related] if any(related) else (),
+        restatement_ids=[i for ids in restating for i in ids],
+        restatement_counts=[len(ids) for ids in restating] if any(restating) else (),
+    )
+
+
+def _messages(candidates: Sequence[RankCandidate]) -> list[ranker_pb2.Candidate]:
+    """The candidates as Candidate messages, for a ranker that predates `columns`."""
+    return [
+        ranker_pb2.Candidate(
+            memory_id=c.memory_id,
+            similarity=min(max(c.similarity, 0.0), 1.0),
+            created_at=c.created_at,
+            updated_at=c.updated_at,
+            related_ids=c.related_ids,
+            restated_at=c.restated_at,
+            restatement_ids=c.restatement_ids,
+        )
+        for c in candidates
+    ]
+
+
 class RankerClient:
     def __init__(self, address: str, timeout_seconds: float) -> None:
         stub = ranker_pb2_grpc.RankerServiceStub
         self.peer = GrpcPeer("ranker", address, timeout_seconds, stub, health_service=_SERVICE)
+        #: Set once a ranker refused `RerankRequest.columns` (it predates them).
+        self._candidate_messages = False
 
     async def aclose(self) -> None:
         await self.peer.aclose()
@@ -127,22 +173,21 @@ class RankerClient:
     async def rerank(
         self, candidates: Sequence[RankCandidate], limit: int
     ) -> list[Ranked] | PeerFailure:
-        request = ranker_pb2.RerankRequest(
-            candidates=[
-                ranker_pb2.Candidate(
-                    memory_id=c.memory_id,
-                    similarity=min(max(c.similarity, 0.0), 1.0),
-                    created_at=c.created_at,
-                    updated_at=c.updated_at,
-                    related_ids=c.related_ids,
-                    restated_at=c.restated_at,
-                    restatement_ids=c.restatement_ids,
-                )
-                for c in candidates
-            ],
-            limit=limit,
+        request = (
+            ranker_pb2.RerankRequest(candidates=_messages(candidates), limit=limit)
+            if self._candidate_messages
+            else ranker_pb2.RerankRequest(columns=_columns(candidates), limit=limit)
         )
         answer = await self.peer.call(lambda stub: stub.Rerank, request)
+        if (
+            isinstance(answer, PeerFailure)
+            and not self._candidate_messages
+            and answer.code is grpc.StatusCode.INVALID_ARGUMENT
+            and answer.detail.startswith(_COLUMNS_UNKNOWN)
+        ):
+            # A ranker older than `columns`: send it Candidate messages from now on.
+            self._candidate_messages = True
+            return await self.rerank(candidates, limit)
         if isinstance(answer, PeerFailure):
             return answer
         return [

@@ -21,9 +21,12 @@ writes nothing. A second ranker at INFO is measured in the same rounds and repor
    A third baseline, the echo handler inside `mem0_common.GrpcServer` (interceptor, metrics),
    splits the gap into shared plumbing and the ranker's own work, and a fourth, the "floor"
    (same plumbing; parses the RerankRequest, reads each candidate's four fields once, answers
-   an empty RerankResponse), is the least any typed Python Rerank can cost. Each server's CPU
-   time per call (user + system, all threads, from /proc) is recorded too: unlike calls per
-   second it hardly depends on what else the machine runs -> `server_cpu_us_per_call`;
+   an empty RerankResponse), is the least any typed Python Rerank can cost. The payload is in
+   the form the bridge sends, `columns` (the floor reads those four columns); the same
+   candidates as Candidate messages, the older form, go to the headline ranker and the floor
+   in the same rounds -> `rerank_vs_floor_ratio_candidate_messages`. Each server's CPU time per
+   call (user + system, all threads, from /proc) is recorded too: unlike calls per second it
+   hardly depends on what else the machine runs -> `server_cpu_us_per_call`;
 2. table size: rankers on a SQLite file with 1 000 mention rows and on one with 1 000 000
    (bulk-loaded with executemany in one transaction, ids sorted, before the ranker starts),
    called one at a time, alternating, each call naming 50 random ids present in the table.
@@ -106,9 +109,14 @@ def _add_echo(servicer: object, server: grpc.aio.Server) -> None:
 
 async def _floor_handler(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
     """What any typed Rerank servicer must do at least: parse, read every candidate field once,
-    answer an (empty) RerankResponse. No checks, no lookup, no scoring."""
-    for c in pb.RerankRequest.FromString(request).candidates:
+    answer an (empty) RerankResponse. No checks, no lookup, no scoring. Either form of the
+    request: the fields of each Candidate message, or each column of `columns` in one read."""
+    message = pb.RerankRequest.FromString(request)
+    for c in message.candidates:
         c.memory_id, c.similarity, c.created_at, c.updated_at  # noqa: B018 - the reads are the point
+    columns = message.columns
+    list(columns.memory_ids), list(columns.similarities)
+    list(columns.created_at), list(columns.updated_at)
     return pb.RerankResponse().SerializeToString()
 
 
@@ -215,7 +223,9 @@ def load_mentions_postgres(url: str, count: int) -> list[str]:
     return ids
 
 
-def rerank_payloads(ids: list[str], count: int, seed: int) -> list[bytes]:
+def rerank_payloads(ids: list[str], count: int, seed: int, *, columns: bool = True) -> list[bytes]:
+    """Serialised RerankRequests of CANDIDATES random ids each, in the form the bridge sends
+    (`columns`), or as Candidate messages (the older form) when `columns` is False."""
     rng = random.Random(seed)
     payloads = []
     for _ in range(count):
@@ -231,8 +241,25 @@ def rerank_payloads(ids: list[str], count: int, seed: int) -> list[bytes]:
             )
             for memory_id in chosen
         ]
-        payloads.append(pb.RerankRequest(candidates=candidates, limit=10).SerializeToString())
+        request = (
+            pb.RerankRequest(columns=as_columns(candidates), limit=10)
+            if columns
+            else pb.RerankRequest(candidates=candidates, limit=10)
+        )
+        payloads.append(request.SerializeToString())
     return payloads
+
+
+def as_columns(candidates: list[pb.Candidate]) -> pb.CandidateColumns:
+    """The same candidates as `RerankRequest.columns` (no restatements: the bench sends none)."""
+    return pb.CandidateColumns(
+        memory_ids=[c.memory_id for c in candidates],
+        similarities=[c.similarity for c in candidates],
+        created_at=[c.created_at for c in candidates],
+        updated_at=[c.updated_at for c in candidates],
+        related_ids=[i for c in candidates for i in c.related_ids],
+        related_counts=[len(c.related_ids) for c in candidates],
+    )
 
 
 # --- measurement ----------------------------------------------------------------------------------
@@ -465,19 +492,22 @@ async def _measure(
     sequential_calls: int,
 ) -> dict[str, Any]:
     payload = rerank_payloads(small_ids, 1, seed=1)[0]
+    messages = rerank_payloads(small_ids, 1, seed=1, columns=False)[0]
     targets = {
-        "echo": (servers["echo"], ECHO_METHOD),
-        "plumbed_echo": (servers["plumbed_echo"], ECHO_METHOD),
-        "floor": (servers["floor"], ECHO_METHOD),
-        "rerank": (servers["1k"], RERANK_METHOD),
-        "rerank_uncached": (servers["1k_uncached"], RERANK_METHOD),
-        "rerank_info": (servers["1k_info"], RERANK_METHOD),
+        "echo": (servers["echo"], ECHO_METHOD, payload),
+        "plumbed_echo": (servers["plumbed_echo"], ECHO_METHOD, payload),
+        "floor": (servers["floor"], ECHO_METHOD, payload),
+        "rerank": (servers["1k"], RERANK_METHOD, payload),
+        "rerank_uncached": (servers["1k_uncached"], RERANK_METHOD, payload),
+        "rerank_info": (servers["1k_info"], RERANK_METHOD, payload),
+        "floor_candidate_messages": (servers["floor"], ECHO_METHOD, messages),
+        "rerank_candidate_messages": (servers["1k"], RERANK_METHOD, messages),
     }
     rates: dict[str, list[float]] = {name: [] for name in targets}
     cpu: dict[str, list[float]] = {name: [] for name in targets}
     for round_number in range(1, rounds + 1):
-        for name, (server, method) in targets.items():
-            rate, cpu_per_call = await throughput(server, method, payload, seconds)
+        for name, (server, method, body) in targets.items():
+            rate, cpu_per_call = await throughput(server, method, body, seconds)
             rates[name].append(rate)
             cpu[name].append(cpu_per_call)
         _progress(
@@ -530,6 +560,9 @@ async def _measure(
         "floor_calls_per_second": round(median["floor"], 1),
         "floor_vs_echo_ratio": round(median["floor"] / median["echo"], 3),
         "rerank_vs_floor_ratio": round(median["rerank"] / median["floor"], 3),
+        "rerank_vs_floor_ratio_candidate_messages": round(
+            median["rerank_candidate_messages"] / median["floor_candidate_messages"], 3
+        ),
         "server_cpu_us_per_call": {
             name: round(statistics.median(values), 1) for name, values in cpu.items()
         },
@@ -557,6 +590,10 @@ async def _measure(
             "rerank_p50_ratio_1m_vs_1k": "mention cache off: every call reads 50 present rows",
             "rerank_p50_ratio_1m_vs_1k_cached": "defaults: 1k warm (hits) vs 1M cold (misses)",
             "server_cpu_us_per_call": "user+system CPU of the server process per call",
+            "rerank_vs_floor_ratio": "the payload as the bridge sends it: RerankRequest.columns",
+            "rerank_vs_floor_ratio_candidate_messages": (
+                "the same candidates as Candidate messages (older clients), ranker and floor"
+            ),
             "floor_vs_echo_ratio": (
                 "plumbed server that parses the request, reads each candidate's fields and "
                 "returns an empty RerankResponse: the least any typed Python Rerank costs"
@@ -632,6 +669,10 @@ def print_table(result: dict[str, Any]) -> None:
         ),
         ("  floor / bare echo", f"{result['floor_vs_echo_ratio']:.3f}"),
         ("  rerank / floor", f"{result['rerank_vs_floor_ratio']:.3f}"),
+        (
+            "  the same, as Candidate messages",
+            f"{result['rerank_vs_floor_ratio_candidate_messages']:.3f}",
+        ),
         (
             "rerank at INFO (a log line per call)",
             f"{result['rerank_info_logging_calls_per_second']:,.0f} calls/s",

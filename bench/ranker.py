@@ -76,6 +76,7 @@ from mem0_common import (
 )
 from mem0_ranker._postgres import PostgresStore
 from mem0_ranker._sqlite import SqliteStore
+from mem0mcp.contract import candidate_columns
 from mem0mcp.ranker.v1 import ranker_pb2 as pb
 from tests.support.postgres import temporary_database
 from tests.support.processes import ranker_subprocess
@@ -242,24 +243,12 @@ def rerank_payloads(ids: list[str], count: int, seed: int, *, columns: bool = Tr
             for memory_id in chosen
         ]
         request = (
-            pb.RerankRequest(columns=as_columns(candidates), limit=10)
+            pb.RerankRequest(columns=candidate_columns(candidates), limit=10)
             if columns
             else pb.RerankRequest(candidates=candidates, limit=10)
         )
         payloads.append(request.SerializeToString())
     return payloads
-
-
-def as_columns(candidates: list[pb.Candidate]) -> pb.CandidateColumns:
-    """The same candidates as `RerankRequest.columns` (no restatements: the bench sends none)."""
-    return pb.CandidateColumns(
-        memory_ids=[c.memory_id for c in candidates],
-        similarities=[c.similarity for c in candidates],
-        created_at=[c.created_at for c in candidates],
-        updated_at=[c.updated_at for c in candidates],
-        related_ids=[i for c in candidates for i in c.related_ids],
-        related_counts=[len(c.related_ids) for c in candidates],
-    )
 
 
 # --- measurement ----------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ it stores).
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
+from typing import Protocol
 
 from google.protobuf.message import Message
 
@@ -57,3 +59,41 @@ def normalise_text(text: str) -> str:
     catching a cosmetic repeat, which the judge's SAME verdict handles anyway.
     """
     return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+class CandidateFields(Protocol):
+    """What a rerank candidate carries, named as `ranker_pb2.Candidate` names it."""
+
+    @property
+    def memory_id(self) -> str: ...
+    @property
+    def similarity(self) -> float: ...
+    @property
+    def created_at(self) -> str: ...
+    @property
+    def updated_at(self) -> str: ...
+    @property
+    def restated_at(self) -> str: ...
+    @property
+    def related_ids(self) -> Sequence[str]: ...
+    @property
+    def restatement_ids(self) -> Sequence[str]: ...
+
+
+def candidate_columns(candidates: Sequence[CandidateFields]) -> ranker_pb2.CandidateColumns:
+    """`candidates` as `RerankRequest.columns`, the form the ranker reads fastest: a column is
+    left out when no candidate fills it (the .proto allows one entry per candidate or none)."""
+    restated = [c.restated_at for c in candidates]
+    related = [c.related_ids for c in candidates]
+    restating = [c.restatement_ids for c in candidates]
+    return ranker_pb2.CandidateColumns(
+        memory_ids=[c.memory_id for c in candidates],
+        similarities=[c.similarity for c in candidates],
+        created_at=[c.created_at for c in candidates],
+        updated_at=[c.updated_at for c in candidates],
+        restated_at=restated if any(restated) else (),
+        related_ids=[i for ids in related for i in ids],
+        related_counts=[len(ids) for ids in related] if any(related) else (),
+        restatement_ids=[i for ids in restating for i in ids],
+        restatement_counts=[len(ids) for ids in restating] if any(restating) else (),
+    )

@@ -18,6 +18,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from mem0_ranker import SERVICE_NAME, RankerSettings, Store, create_server
 from mem0_ranker._postgres import PostgresStore
 from mem0_ranker._service import NEXT_IN_LINE_SECONDS
+from mem0mcp.contract import candidate_columns
 from mem0mcp.ranker.v1 import ranker_pb2 as pb
 from mem0mcp.ranker.v1 import ranker_pb2_grpc
 from tests.ranker.conftest import Clock, open_backend
@@ -262,20 +263,6 @@ async def test_rerank_scores_a_hit_without_timestamps_instead_of_refusing_the_ca
     assert by_id["dated"].recency < 1.0
 
 
-def _as_columns(candidates: list[pb.Candidate]) -> pb.CandidateColumns:
-    return pb.CandidateColumns(
-        memory_ids=[c.memory_id for c in candidates],
-        similarities=[c.similarity for c in candidates],
-        created_at=[c.created_at for c in candidates],
-        updated_at=[c.updated_at for c in candidates],
-        restated_at=[c.restated_at for c in candidates],
-        related_ids=[i for c in candidates for i in c.related_ids],
-        related_counts=[len(c.related_ids) for c in candidates],
-        restatement_ids=[i for c in candidates for i in c.restatement_ids],
-        restatement_counts=[len(c.restatement_ids) for c in candidates],
-    )
-
-
 async def test_rerank_answers_the_columns_form_exactly_as_candidate_messages(
     ranker: Ranker,
 ) -> None:
@@ -308,7 +295,7 @@ async def test_rerank_answers_the_columns_form_exactly_as_candidate_messages(
     for limit in (0, 3):
         as_messages = await ranker.stub.Rerank(pb.RerankRequest(candidates=candidates, limit=limit))
         as_columns = await ranker.stub.Rerank(
-            pb.RerankRequest(columns=_as_columns(candidates), limit=limit)
+            pb.RerankRequest(columns=candidate_columns(candidates), limit=limit)
         )
         assert as_columns == as_messages
         assert len(as_columns.results) == (limit or len(candidates))

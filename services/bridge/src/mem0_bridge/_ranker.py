@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import grpc
 
 from mem0_bridge._grpc import GrpcPeer, PeerFailure
+from mem0mcp.contract import candidate_columns
 from mem0mcp.ranker.v1 import ranker_pb2, ranker_pb2_grpc
 
 
@@ -82,22 +83,10 @@ _COLUMNS_UNKNOWN = (
 
 
 def _columns(candidates: Sequence[RankCandidate]) -> ranker_pb2.CandidateColumns:
-    """The candidates as `RerankRequest.columns`, the form the ranker reads fastest; a column
-    no candidate fills is left out."""
-    restated = [c.restated_at for c in candidates]
-    related = [c.related_ids for c in candidates]
-    restating = [c.restatement_ids for c in candidates]
-    return ranker_pb2.CandidateColumns(
-        memory_ids=[c.memory_id for c in candidates],
-        similarities=[min(max(c.similarity, 0.0), 1.0) for c in candidates],
-        created_at=[c.created_at for c in candidates],
-        updated_at=[c.updated_at for c in candidates],
-        restated_at=restated if any(restated) else (),
-        related_ids=[i for ids in related for i in ids],
-        related_counts=[len(ids) for ids in related] if any(related) else (),
-        restatement_ids=[i for ids in restating for i in ids],
-        restatement_counts=[len(ids) for ids in restating] if any(restating) else (),
-    )
+    """The candidates as `RerankRequest.columns`, the form the ranker reads fastest."""
+    columns = candidate_columns(candidates)
+    columns.similarities[:] = [min(max(s, 0.0), 1.0) for s in columns.similarities]
+    return columns
 
 
 def _messages(candidates: Sequence[RankCandidate]) -> list[ranker_pb2.Candidate]:

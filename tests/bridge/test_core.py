@@ -670,6 +670,19 @@ async def test_a_change_is_judged_against_its_fact_among_sentences_of_the_same_s
     assert "45s is used by the galof" in texts
 
 
+async def test_a_wording_restates_the_newest_current_memory_of_its_value(core: Core) -> None:
+    # Two current memories hold 8080 (the second stored while the judge was down). A third
+    # wording, too unlike both to merge, restates the newer one: the older copy is the one a
+    # reconcile may still supersede, which would leave the wording standing on its own.
+    service = core.configured(verdict_similarity_floor=0.92)
+    await service.add("The API port is 8080", "project", ALPHA)
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    newer = await service.add("Port 8080 is what the API uses", "project", ALPHA)
+    core.judge.judge.failure = None
+    wording = await service.add("The API port is 8080 these days", "project", ALPHA)
+    assert wording.restates == newer.memory_ids[0]
+
+
 async def test_a_wording_stated_again_after_a_change_back_links_no_cycle(core: Core) -> None:
     # A wording of 8080 is kept apart; 9000 replaces both; 8080 comes back in the first words,
     # then in the wording's: the wording is revived, and the first memory becomes a wording of
@@ -699,7 +712,10 @@ async def test_a_wording_of_a_folded_memory_restates_the_memory_it_was_folded_in
     core.judge.judge.failure = None
     wording = await service.add("8080 serves as the port for our API service", "project", ALPHA)
     first_id, second_id = str(first.memory_ids[0]), str(second.memory_ids[0])
-    assert core.mem0.memories[str(wording.memory_ids[0])].metadata.get("restates") == first_id
+    # A wording restates the newest copy it finds; this one restates the first, as one linked
+    # before the second copy was stored would.
+    core.mem0.memories[str(wording.memory_ids[0])].metadata["restates"] = first_id
+    core.mem0.memories[first_id].metadata["wordings"] = [str(wording.memory_ids[0])]
     folding = await service.add("The API port is 8080 now, today", "project", ALPHA)
     assert (folding.memory_ids, folding.folded_ids) == ([second_id], [first_id])
     assert core.mem0.memories[str(wording.memory_ids[0])].metadata.get("restates") == second_id

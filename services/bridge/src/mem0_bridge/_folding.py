@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -275,9 +276,17 @@ def decide(
     revivable = [c for c in same if not adds_details(text, c.text)]
     if revivable:
         return Decision("revive", revivable[0], superseded=older, wordings=restating, spared=spared)
-    echoed = restating[0] if restating else None
+    # The newest of them: an older current copy of this value may be one that a reconcile of a
+    # value stored meanwhile is about to supersede, which would leave this wording on its own.
+    echoed = max(restating, key=_since, default=None)
     counted = echoed is not None and echoed.similarity_to_query >= settings.echo_similarity_floor
     return Decision(None, superseded=older, echoed=echoed, echo_counted=counted, spared=spared)
+
+
+def _since(memory: Memory) -> float:
+    """When `memory` began to hold its value, as epoch seconds (-inf when unknown)."""
+    since = memory.lifetime.valid_from
+    return -math.inf if since is None else since.timestamp()
 
 
 def _replaced(

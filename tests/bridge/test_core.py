@@ -316,6 +316,29 @@ async def test_a_value_replaced_while_it_waited_never_replaces_the_memory_that_r
     assert core.mem0.current_texts("alpha") == ["The API port is 9000"]
 
 
+async def test_a_value_stored_during_an_outage_never_replaces_a_later_change_back(
+    core: Core,
+) -> None:
+    # 9000 replaced 8080; another wording of 9000 is stored unjudged; then 8080 is said again,
+    # which makes the first memory current again (stored before the pending one, current since
+    # after it). Reconciled afterwards, the pending 9000 must end superseded by 8080, not
+    # replace it.
+    # The change back is judged against its own earlier memory alone (one candidate shown), as
+    # under load, where the pending wording is often not among the candidates.
+    service = core.configured(verdict_similarity_floor=0.92, judge_max_candidates=1)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    await service.add("The API port is 9000", "project", ALPHA)
+    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+    await service.add("Port 9000 is the one the API uses", "project", ALPHA)
+    core.judge.judge.failure = None
+    back = await service.add("The API port is 8080", "project", ALPHA)
+    assert back.memory_ids == first.memory_ids
+    reconciling = core.configured(verdict_similarity_floor=0.92)
+    while await reconciling.reconciler.run_once() > 0:
+        pass
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
+
+
 async def test_a_reconciled_wording_is_never_linked_back_to_a_memory_restating_it(
     core: Core,
 ) -> None:

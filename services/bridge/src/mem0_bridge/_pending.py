@@ -200,7 +200,7 @@ class Reconciler:
         if memory is None or memory.run_id is None or not memory.lifetime.current:
             return None
         close = await self._candidates(memory, memory.run_id)
-        older = [c for c in close if _stored_before(c, memory)]
+        _, older = _around(close, memory)
         if not older:
             return None
         verdicts = await folding.verdicts_on(self._service, memory.text, older)
@@ -216,11 +216,10 @@ class Reconciler:
         if not memory.lifetime.current:
             return "new"  # folded into a later memory, which speaks for it
         close = await self._candidates(memory, namespace)
-        later = [c for c in close if c.lifetime.current and not _stored_before(c, memory)]
+        later, older = _around(close, memory)
         outdated = await self._outdated(memory, namespace, later)
         if outdated is not None:
             return None if isinstance(outdated, PeerFailure) else outdated
-        older = [c for c in close if _stored_before(c, memory)]
         if not older:
             return "new"
         if early is not None and early.state == _judged_state(memory, older):
@@ -281,6 +280,15 @@ async def _successors(service: MemoryService, memory: Memory) -> frozenset[str]:
             break
         next_id = successor.lifetime.superseded_by or successor.lifetime.folded_into
     return frozenset(found)
+
+
+def _around(close: list[Memory], memory: Memory) -> tuple[list[Memory], list[Memory]]:
+    """`close` split into the current memories said after `memory` (stored after it, or made
+    current again after it by a change back) and the memories before it, as its add found
+    them."""
+    later = [c for c in close if c.lifetime.current and not _held_before(c, memory)]
+    older = [c for c in close if _stored_before(c, memory) and c not in later]
+    return later, older
 
 
 def _held_before(candidate: Memory, memory: Memory) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -28,17 +27,19 @@ def parse_timestamp(text: str) -> float:
     return parse_moment(text).timestamp()
 
 
-@functools.lru_cache(maxsize=PARSED_TIMESTAMPS_KEPT)
-def cached_timestamp(text: str) -> float:
-    """`parse_timestamp`, remembered (least recently used forgotten first); a text that does
-    not parse raises every time, since only results are cached."""
-    return parse_timestamp(text)
-
-
-#: Parsed timestamps by their text for whole columns (`known_timestamps`), "" (no time) as
-#: -inf; emptied when it holds PARSED_TIMESTAMPS_KEPT. A plain dict, so that a column is looked
-#: up in one C-level pass.
+#: Parsed timestamps by their text, "" (no time) as -inf; emptied when it holds
+#: PARSED_TIMESTAMPS_KEPT. A plain dict, so that a whole column is looked up in one C-level pass
+#: (`known_timestamps`) and one text in one lookup (`cached_timestamp`).
 _KNOWN: dict[str, float] = {"": -math.inf}
+
+
+def cached_timestamp(text: str) -> float:
+    """`parse_timestamp`, remembered; a text that does not parse (or "") raises every time,
+    since only results are kept."""
+    moment = _KNOWN.get(text)
+    if moment is None or not text:
+        return learn_timestamp(text)
+    return moment
 
 
 def known_timestamps(texts: Iterable[str]) -> list[float | None]:

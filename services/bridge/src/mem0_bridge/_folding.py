@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
@@ -498,9 +498,9 @@ async def _successor(
     return [successor]
 
 
-async def current_successor(service: MemoryService, memory: Memory) -> Memory | None:
-    """The current memory at the end of `memory`'s superseded_by (or folded_into) chain, in
-    its namespace; None when the chain ends in nothing current."""
+async def successors(service: MemoryService, memory: Memory) -> AsyncIterator[Memory]:
+    """The memories along `memory`'s superseded_by (or folded_into) chain, in order, within its
+    namespace; the chain ends at a current memory, a gap, a loop or another namespace."""
     life = memory.lifetime
     next_id = life.superseded_by or life.folded_into
     seen = {memory.id}
@@ -508,10 +508,17 @@ async def current_successor(service: MemoryService, memory: Memory) -> Memory | 
         seen.add(next_id)
         successor = await service.mem0.get(next_id)
         if successor is None or successor.run_id != memory.run_id:
-            return None
+            return
+        yield successor
+        next_id = successor.lifetime.superseded_by or successor.lifetime.folded_into
+
+
+async def current_successor(service: MemoryService, memory: Memory) -> Memory | None:
+    """The current memory at the end of `memory`'s superseded_by (or folded_into) chain, in
+    its namespace; None when the chain ends in nothing current."""
+    async for successor in successors(service, memory):
         if successor.lifetime.current:
             return successor
-        next_id = successor.lifetime.superseded_by or successor.lifetime.folded_into
     return None
 
 

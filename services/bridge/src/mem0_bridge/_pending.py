@@ -169,9 +169,9 @@ class Reconciler:
         memory. The outcome; None when the judge could not answer."""
         service = self._service
         close = await self._candidates(memory, namespace)
-        later = await _successors(service, memory)
-        held = [c for c in close if c.lifetime.current and c.id not in later]
-        older = [c for c in held if _held_before(c, memory)]
+        replacing = {s.id async for s in folding.successors(service, memory)}
+        later, before = _around(close, memory)
+        older = [c for c in before if c.lifetime.current and c.id not in replacing]
         if not older:
             return "new"
         verdicts = await folding.verdicts_on(service, memory.text, older)
@@ -179,7 +179,7 @@ class Reconciler:
             return None
         decision = folding.decide(memory.text, older, verdicts, service.settings)
         # What replaced it, or was said after it, is never replaced by it (nor as a wording).
-        kept = later | ({c.id for c in held} - {c.id for c in older})
+        kept = replacing | {c.id for c in later}
         decision = replace(decision, spared=decision.spared | kept)
         applied = folding.Applied(memory)
         at = memory.lifetime.valid_from or service.now()
@@ -267,19 +267,6 @@ def _judged_state(memory: Memory, older: list[Memory]) -> list[tuple[str, str, o
     """What a verdict on `memory` against `older` depends on: each one's id, text and metadata
     (its lifetime among them), in mem0's order."""
     return [(m.id, m.text, dict(m.metadata)) for m in (memory, *older)]
-
-
-async def _successors(service: MemoryService, memory: Memory) -> frozenset[str]:
-    """The ids along `memory`'s superseded_by (or folded_into) chain, to its current end."""
-    found: set[str] = set()
-    next_id = memory.lifetime.superseded_by or memory.lifetime.folded_into
-    while next_id is not None and next_id not in found and next_id != memory.id:
-        found.add(next_id)
-        successor = await service.mem0.get(next_id)
-        if successor is None:
-            break
-        next_id = successor.lifetime.superseded_by or successor.lifetime.folded_into
-    return frozenset(found)
 
 
 def _around(close: list[Memory], memory: Memory) -> tuple[list[Memory], list[Memory]]:

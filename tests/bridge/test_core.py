@@ -7,9 +7,10 @@ checking the same paths against the real mem0ai library.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,10 +69,25 @@ class Core:
     async def add(self, text: str, where: Where = ALPHA) -> dict[str, object]:
         return (await self.service.add(text, "project", where)).model_dump()
 
+    @contextlib.contextmanager
+    def judge_down(self) -> Iterator[None]:
+        """Inside the block the judge answers UNAVAILABLE: adds are stored unjudged, pending."""
+        self.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
+        try:
+            yield
+        finally:
+            self.judge.judge.failure = None
+
     def configured(self, **settings: object) -> MemoryService:
         """A service over the same clients with these settings changed."""
         changed = self.service.settings.model_copy(update=settings)
         return MemoryService(changed, self.service.mem0, self.service.ranker, self.service.judge)
+
+
+async def settle(service: MemoryService) -> None:
+    """Let `service`'s reconciler settle every pending memory it can."""
+    while await service.reconciler.run_once() > 0:
+        pass
 
 
 @pytest.fixture
@@ -185,10 +201,9 @@ async def test_adds_in_different_scopes_do_not_wait_for_each_other(core: Core) -
 
 
 async def test_a_restatement_folds_every_copy_the_judge_names(core: Core) -> None:
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    for text in ["The API port is 8080", "The API port is 8080.", "the API port: 8080"]:
-        await core.add(text)
-    core.judge.judge.failure = None
+    with core.judge_down():
+        for text in ["The API port is 8080", "The API port is 8080.", "the API port: 8080"]:
+            await core.add(text)
     result = await core.add("The API port is now 8080")
     assert result["action"] == "reinforced"
     assert len(result["folded_ids"]) >= 1  # type: ignore[arg-type]
@@ -197,9 +212,8 @@ async def test_a_restatement_folds_every_copy_the_judge_names(core: Core) -> Non
 
 
 async def test_a_change_supersedes_every_older_value_and_deletes_none(core: Core) -> None:
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    older = [await core.add("The API port is 8080"), await core.add("The API port is 8081")]
-    core.judge.judge.failure = None
+    with core.judge_down():
+        older = [await core.add("The API port is 8080"), await core.add("The API port is 8081")]
     changed = await core.add("The API port is 9000")
     assert changed["action"] == "updated"
     older_ids = [str(o["memory_ids"][0]) for o in older]  # type: ignore[index]
@@ -248,8 +262,7 @@ async def test_a_change_back_during_an_outage_wins_over_the_change_it_reverts(
     back = await core.add("The API port is 8080")
     assert back["action"] != "duplicate"
     core.judge.judge.failure = None
-    while await core.service.reconciler.run_once() > 0:
-        pass
+    await settle(core.service)
     assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
 
 
@@ -263,13 +276,11 @@ async def test_a_value_stored_during_an_outage_never_replaces_a_later_change(
         verdict_similarity_floor=0.92, supersede_similarity_floor=0.3, confirmed_supersede_floor=1
     )
     first = await service.add("The API port is 8080", "project", ALPHA)
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    await service.add("The API port is set to 9000 from now on", "project", ALPHA)
-    core.judge.judge.failure = None
+    with core.judge_down():
+        await service.add("The API port is set to 9000 from now on", "project", ALPHA)
     latest = await service.add("The API port is 8443", "project", ALPHA)
     assert latest.superseded_ids == first.memory_ids
-    while await service.reconciler.run_once() > 0:
-        pass
+    await settle(service)
     assert core.mem0.current_texts("alpha") == ["The API port is 8443"]
     assert service.reconciler.stats.outcomes["changed"] == 1
 
@@ -283,17 +294,15 @@ async def test_a_value_replaced_while_it_waited_still_replaces_the_value_before_
     # memories.
     service = core.configured(verdict_similarity_floor=0.92)
     await service.add("Port 9000 is used by the API", "project", ALPHA)
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    pending = await service.add("The API port is 3000", "project", ALPHA)
-    core.judge.judge.failure = None
+    with core.judge_down():
+        pending = await service.add("The API port is 3000", "project", ALPHA)
     latest = await service.add("The API port is 4500", "project", ALPHA)
     assert latest.superseded_ids == pending.memory_ids
     assert sorted(core.mem0.current_texts("alpha")) == [
         "Port 9000 is used by the API",
         "The API port is 4500",
     ]
-    while await service.reconciler.run_once() > 0:
-        pass
+    await settle(service)
     assert core.mem0.current_texts("alpha") == ["The API port is 4500"]
     found = await service.search("API port", "project", 5, ALPHA)
     assert [h.text for h in found.hits][:1] == ["The API port is 4500"]
@@ -306,13 +315,11 @@ async def test_a_value_replaced_while_it_waited_never_replaces_the_memory_that_r
     # 8080 and keeps 9000's memory. Reconciled afterwards, 8080 must not replace that memory
     # (stored before it, but said again after it): the fact would be left without a value.
     await core.add("The API port is 9000")
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    await core.add("The API port is 8080 again")
-    core.judge.judge.failure = None
+    with core.judge_down():
+        await core.add("The API port is 8080 again")
     again = await core.add("The API port is now 9000")
     assert again["action"] == "reinforced"
-    while await core.service.reconciler.run_once() > 0:
-        pass
+    await settle(core.service)
     assert core.mem0.current_texts("alpha") == ["The API port is 9000"]
 
 
@@ -328,14 +335,12 @@ async def test_a_value_stored_during_an_outage_never_replaces_a_later_change_bac
     service = core.configured(verdict_similarity_floor=0.92, judge_max_candidates=1)
     first = await service.add("The API port is 8080", "project", ALPHA)
     await service.add("The API port is 9000", "project", ALPHA)
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    await service.add("Port 9000 is the one the API uses", "project", ALPHA)
-    core.judge.judge.failure = None
+    with core.judge_down():
+        await service.add("Port 9000 is the one the API uses", "project", ALPHA)
     back = await service.add("The API port is 8080", "project", ALPHA)
     assert back.memory_ids == first.memory_ids
     reconciling = core.configured(verdict_similarity_floor=0.92)
-    while await reconciling.reconciler.run_once() > 0:
-        pass
+    await settle(reconciling)
     assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
 
 
@@ -347,13 +352,11 @@ async def test_a_reconciled_wording_is_never_linked_back_to_a_memory_restating_i
     # turn: two memories restating each other leave the fact no primary memory.
     service = core.configured(verdict_similarity_floor=0.92)
     first = await service.add("The API port is 8080", "project", ALPHA)
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    second = await service.add("Port 8080 is what the API uses", "project", ALPHA)
-    core.judge.judge.failure = None
+    with core.judge_down():
+        second = await service.add("Port 8080 is what the API uses", "project", ALPHA)
     first_id, second_id = str(first.memory_ids[0]), str(second.memory_ids[0])
     core.mem0.memories[first_id].metadata["restates"] = second_id
-    while await service.reconciler.run_once() > 0:
-        pass
+    await settle(service)
     assert core.mem0.memories[first_id].metadata.get("restates") == second_id
     assert not core.mem0.memories[second_id].metadata.get("restates")
 
@@ -386,9 +389,8 @@ async def test_a_judge_slower_than_the_verdict_budget_does_not_hold_the_add(
 async def test_the_reconciler_waits_for_the_judge_without_holding_the_scope(core: Core) -> None:
     """While a slow judge decides on a pending memory, adds of its scope go on."""
     await core.add("The API port is 8080")
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    await core.add("The API port is 9000")  # stored and queued
-    core.judge.judge.failure = None
+    with core.judge_down():
+        await core.add("The API port is 9000")  # stored and queued
     core.judge.judge.hold = anyio.Event()
     reconciled = anyio.Event()
 
@@ -699,9 +701,8 @@ async def test_a_wording_restates_the_newest_current_memory_of_its_value(core: C
     # reconcile may still supersede, which would leave the wording standing on its own.
     service = core.configured(verdict_similarity_floor=0.92)
     await service.add("The API port is 8080", "project", ALPHA)
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    newer = await service.add("Port 8080 is what the API uses", "project", ALPHA)
-    core.judge.judge.failure = None
+    with core.judge_down():
+        newer = await service.add("Port 8080 is what the API uses", "project", ALPHA)
     wording = await service.add("The API port is 8080 these days", "project", ALPHA)
     assert wording.restates == newer.memory_ids[0]
 
@@ -730,9 +731,8 @@ async def test_a_wording_of_a_folded_memory_restates_the_memory_it_was_folded_in
     # follow it, or it stands as a second current memory of the fact.
     service = core.configured(verdict_similarity_floor=0.6)
     first = await service.add("The API port is 8080", "project", ALPHA)
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    second = await service.add("The API port is 8080 now", "project", ALPHA)
-    core.judge.judge.failure = None
+    with core.judge_down():
+        second = await service.add("The API port is 8080 now", "project", ALPHA)
     wording = await service.add("8080 serves as the port for our API service", "project", ALPHA)
     first_id, second_id = str(first.memory_ids[0]), str(second.memory_ids[0])
     # A wording restates the newest copy it finds; this one restates the first, as one linked
@@ -812,11 +812,9 @@ async def mentions_in(service: MemoryService, query: str) -> dict[str, int | Non
 
 async def add_unjudged_then_reconcile(core: Core, service: MemoryService, text: str) -> None:
     """Add `text` while the judge is down (so it is stored pending), then reconcile it."""
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    await service.add(text, "project", ALPHA)
-    core.judge.judge.failure = None
-    while await service.reconciler.run_once() > 0:
-        pass
+    with core.judge_down():
+        await service.add(text, "project", ALPHA)
+    await settle(service)
 
 
 def calling_everything_same(core: Core, echo_floor: float = 0.0) -> MemoryService:
@@ -977,11 +975,9 @@ async def test_a_value_change_the_judge_takes_for_a_restatement_keeps_the_new_va
 
 async def test_a_restatement_reconciled_later_leaves_no_detail_behind(core: Core) -> None:
     first = await core.add("The API port is 8080")
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    await core.add("The API port is 8080 behind Envoy")
-    core.judge.judge.failure = None
-    while await core.service.reconciler.run_once() > 0:
-        pass
+    with core.judge_down():
+        await core.add("The API port is 8080 behind Envoy")
+    await settle(core.service)
     assert core.service.reconciler.stats.outcomes["restated"] == 1
     assert core.mem0.current_texts("alpha") == ["The API port is 8080 behind Envoy"]
     assert next(iter(core.mem0.memories)) == first["memory_ids"][0]  # type: ignore[index]
@@ -1137,9 +1133,8 @@ async def test_an_older_value_brings_its_current_memory_above_it_through_a_fold(
     # search that finds only 8080 must follow both links and answer with the current memory.
     await core.add("The API port is 8080")
     await core.add("The API port is 9000")
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    kept = await core.add("The API port is now 9000 ok")
-    core.judge.judge.failure = None
+    with core.judge_down():
+        kept = await core.add("The API port is now 9000 ok")
     folding = await core.add("The API port is now 9000")
     assert folding["memory_ids"] == kept["memory_ids"]
     assert len(folding["folded_ids"]) == 1  # type: ignore[arg-type]
@@ -1163,11 +1158,9 @@ async def test_a_folded_id_keeps_answering_for_the_memory_it_was_folded_into(
     core: Core,
 ) -> None:
     first = await core.add("The API port is 8080")
-    core.judge.judge.failure = grpc.StatusCode.UNAVAILABLE
-    pending = await core.add("The API port is 8080 indeed")
-    core.judge.judge.failure = None
-    while await core.service.reconciler.run_once() > 0:
-        pass
+    with core.judge_down():
+        pending = await core.add("The API port is 8080 indeed")
+    await settle(core.service)
     folded_id = pending["memory_ids"][0]  # type: ignore[index]
     history = await core.service.history(folded_id, ALPHA)
     assert history.folded_into == first["memory_ids"][0]  # type: ignore[index]

@@ -76,8 +76,7 @@ class MentionCache:
                 }, []
         found: Records = {}
         missing: list[str] = []
-        for memory_id in memory_ids:
-            entry = get(memory_id)
+        for memory_id, entry in zip(memory_ids, entries, strict=True):  # looked up above
             if entry is None or entry[1] <= now:
                 missing.append(memory_id)
                 continue

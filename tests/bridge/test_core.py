@@ -269,16 +269,21 @@ async def test_a_change_back_during_an_outage_wins_over_the_change_it_reverts(
 async def test_a_value_stored_during_an_outage_never_replaces_a_later_change(
     core: Core,
 ) -> None:
-    # 9000 is stored unjudged; a later add changes the fact to 8443, judged without it (it
-    # replaces the closest value, 8080, only). Reconciled afterwards, 9000 is older than 8443:
-    # it must end superseded by it, not supersede it through 8080's successor.
-    service = core.configured(
-        verdict_similarity_floor=0.92, supersede_similarity_floor=0.3, confirmed_supersede_floor=1
-    )
+    # 9000 is stored unjudged; a later add changes the fact to 8443, judged without it (its
+    # judge sees one candidate, so it replaces the closest value, 8080, only). Reconciled
+    # afterwards, 9000 is older than 8443: it must end superseded by it, not supersede it
+    # through 8080's successor.
+    floors = {
+        "verdict_similarity_floor": 0.92,
+        "supersede_similarity_floor": 0.3,
+        "confirmed_supersede_floor": 1,
+    }
+    service = core.configured(**floors)
     first = await service.add("The API port is 8080", "project", ALPHA)
     with core.judge_down():
         await service.add("The API port is set to 9000 from now on", "project", ALPHA)
-    latest = await service.add("The API port is 8443", "project", ALPHA)
+    shown_one = core.configured(**floors, judge_max_candidates=1)
+    latest = await shown_one.add("The API port is 8443", "project", ALPHA)
     assert latest.superseded_ids == first.memory_ids
     await settle(service)
     assert core.mem0.current_texts("alpha") == ["The API port is 8443"]
@@ -289,14 +294,15 @@ async def test_a_value_replaced_while_it_waited_still_replaces_the_value_before_
     core: Core,
 ) -> None:
     # 3000 is stored unjudged beside the current 9000 (worded otherwise). A later add changes
-    # the fact to 4500 and, judged with both, replaces the closest value only: the pending
-    # 3000. Reconciled afterwards, 3000 must still replace 9000, or the fact keeps two current
+    # the fact to 4500 and, its judge shown the closest value only, replaces the pending 3000.
+    # Reconciled afterwards, 3000 must still replace 9000, or the fact keeps two current
     # memories.
     service = core.configured(verdict_similarity_floor=0.92)
     await service.add("Port 9000 is used by the API", "project", ALPHA)
     with core.judge_down():
         pending = await service.add("The API port is 3000", "project", ALPHA)
-    latest = await service.add("The API port is 4500", "project", ALPHA)
+    shown_one = core.configured(verdict_similarity_floor=0.92, judge_max_candidates=1)
+    latest = await shown_one.add("The API port is 4500", "project", ALPHA)
     assert latest.superseded_ids == pending.memory_ids
     assert sorted(core.mem0.current_texts("alpha")) == [
         "Port 9000 is used by the API",
@@ -670,6 +676,31 @@ async def test_a_change_never_supersedes_another_fact_a_wrong_verdict_linked_to_
         "The API port is 9000",
         "The DB port is 5432",
     ]
+
+
+@pytest.mark.parametrize(
+    ("judge", "left"),
+    [
+        # The judge calls the two values one fact: the change replaces both.
+        (port_rule, []),
+        # It calls them two facts: only the closest is replaced, the other fact stays.
+        (changed_one_way_only("The API port is 3000"), ["The API listens on port 9000"]),
+    ],
+)
+async def test_a_change_replaces_each_current_value_of_its_fact_the_judge_calls_one_fact(
+    core: Core, judge: Callable[[str, str], judge_pb2.Verdict.ValueType], left: list[str]
+) -> None:
+    # A fact holds two current values: one stored unjudged while the judge was away, one added
+    # later whose judge never saw it. The next change names both; replacing only the closest
+    # would leave the other current beside it for good.
+    service = core.configured(verdict_similarity_floor=0.92)
+    core.judge.judge.script = lambda fact, text: UNRELATED
+    await service.add("The API port is 8080", "project", ALPHA)
+    await service.add("The API listens on port 9000", "project", ALPHA)
+    core.judge.judge.script = judge
+    changed = await service.add("The API port is 3000", "project", ALPHA)
+    assert changed.action == "updated"
+    assert sorted(core.mem0.current_texts("alpha")) == sorted(["The API port is 3000", *left])
 
 
 async def test_a_change_is_judged_against_its_fact_among_sentences_of_the_same_shape(

@@ -16,8 +16,9 @@ at least `verdict_similarity_floor`, or the same words apart from their values (
 A SAME further apart is kept as its own memory, a wording of the one it restates (`restates`,
 shown as one hit per fact) when it names no value or name the memory lacks, and counts as a
 mention of it from `echo_similarity_floor` up. A SUPERSEDES demotes one memory per add, the
-closest one the judge names (with copies of its value): a statement changes one fact, and a
-judge wrong on a share of pairs would otherwise demote other facts of the same subject. Under
+closest one the judge names (with copies of its value, and other current values it names that
+it calls one fact with that one): a statement changes one fact, and a judge wrong on a share of
+pairs would otherwise demote other facts of the same subject. Under
 `supersede_similarity_floor` (down to `confirmed_supersede_floor`) a SUPERSEDES counts only when
 the judge gives it again asked the other way round (`verdicts_on`): changes are often said in
 words far from the old value's, and two independent wrong answers on one look-alike pair are
@@ -34,7 +35,7 @@ import functools
 import logging
 import math
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
@@ -134,6 +135,10 @@ class Verdicts:
 
     of: Mapping[str, Verdict] = field(default_factory=dict)
     confirmed: frozenset[str] = frozenset()
+    #: Current memories called superseded beside the closest one so called, and then called
+    #: the same fact as that one (`_kin`): the fact held two current values, and a change
+    #: replaces both.
+    kin: frozenset[str] = frozenset()
 
     def get(self, memory_id: str) -> Verdict | None:
         return self.of.get(memory_id)
@@ -168,13 +173,16 @@ async def verdicts_on(
         and not plausibly_one_fact(text, c, floor)
         and c.similarity_to_query >= lowest
     ]
-    if not doubtful:
-        return Verdicts(first)
+    confirmed: frozenset[str] = frozenset()
+    if doubtful:
+        left = None if budget is None else budget - (anyio.current_time() - started)
+        answer = await _confirmed(service, text, doubtful, left)
+        if isinstance(answer, PeerFailure):
+            return answer
+        confirmed = answer
+    verdicts = Verdicts(first, confirmed)
     left = None if budget is None else budget - (anyio.current_time() - started)
-    confirmed = await _confirmed(service, text, doubtful, left)
-    if isinstance(confirmed, PeerFailure):
-        return confirmed
-    return Verdicts(first, confirmed)
+    return replace(verdicts, kin=await _kin(service, text, close, verdicts, left))
 
 
 async def _confirmed(
@@ -198,6 +206,31 @@ async def _confirmed(
         if answer.get(NEW_STATEMENT_ID) is Verdict.SUPERSEDES:
             confirmed.add(candidate.id)
     return frozenset(confirmed)
+
+
+async def _kin(
+    service: MemoryService, text: str, close: list[Memory], verdicts: Verdicts, left: float | None
+) -> frozenset[str]:
+    """Which current memories the judge called superseded by `text`, beside the closest one so
+    called and not copies of its value, it calls the same fact as that closest one when asked
+    (the closest as the new fact). A fact holds two current values after a value stored
+    unjudged (the judge away) was not shown to a later change's judge; the next change names
+    both, and must replace both. Other facts named by a wrong verdict stay: the judge would
+    have to be wrong twice. Nothing when the judge cannot answer in `left` seconds."""
+    settings = service.settings
+    named = [c for c in close if judged_changed(text, c, verdicts, settings)]
+    if len(named) < 2:
+        return frozenset()
+    closest = named[0]
+    others = [c for c in named[1:] if c.lifetime.current and not _copy(text, c, closest, settings)]
+    if not others or (left is not None and left <= 0):
+        return frozenset()
+    answer = await service.judge.compare(
+        closest.text, [(c.id, c.text) for c in others], deadline=left
+    )
+    if isinstance(answer, PeerFailure):
+        return frozenset()
+    return frozenset(c.id for c in others if answer.get(c.id) in {Verdict.SAME, Verdict.SUPERSEDES})
 
 
 @dataclass(frozen=True)
@@ -298,7 +331,8 @@ def _replaced(
     """The memories the new statement replaces: the closest one the judge calls superseded
     (when that one was replaced already, `supersede` marks the memory that replaced it), and
     other copies of that same older value; a further SUPERSEDES only where the
-    pair is plausibly one fact. One statement changes one fact: with a judge wrong on a share of
+    pair is plausibly one fact, or the judge called the two one fact (`Verdicts.kin`). One
+    statement changes one fact: with a judge wrong on a share of
     pairs, acting on every SUPERSEDES among the candidates (often other facts of the same
     subject) would demote several facts per add."""
     named = [c for c in candidates if judged_changed(text, c, verdicts, settings)]
@@ -307,12 +341,15 @@ def _replaced(
     closest = named[0]
     return (
         closest,
-        *(
-            c
-            for c in named[1:]
-            if same_values(c.text, closest.text)
-            or plausibly_one_fact(text, c, settings.verdict_similarity_floor)
-        ),
+        *(c for c in named[1:] if _copy(text, c, closest, settings) or c.id in verdicts.kin),
+    )
+
+
+def _copy(text: str, candidate: Memory, closest: Memory, settings: BridgeSettings) -> bool:
+    """Is `candidate` a copy of `closest`'s value, to be replaced with it by `text`: the same
+    values, or so close to `text` that it is plausibly the same fact?"""
+    return same_values(candidate.text, closest.text) or plausibly_one_fact(
+        text, candidate, settings.verdict_similarity_floor
     )
 
 

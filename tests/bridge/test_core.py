@@ -703,6 +703,47 @@ async def test_a_change_replaces_each_current_value_of_its_fact_the_judge_calls_
     assert sorted(core.mem0.current_texts("alpha")) == sorted(["The API port is 3000", *left])
 
 
+async def test_a_restatement_links_the_current_copies_it_cannot_merge_to_the_one_it_reinforces(
+    core: Core,
+) -> None:
+    # Two current memories hold 8080 (the second stored unlinked: its judge took it for another
+    # fact). A restatement reinforces the first and is the same value as the second, too unlike
+    # it to merge: the second becomes a wording of the first, so a change that replaces the
+    # first (its judge shown only that one) replaces the second with it.
+    service = core.configured(verdict_similarity_floor=0.92)
+    kept = await service.add("The API port is 8080", "project", ALPHA)
+    core.judge.judge.script = lambda fact, text: UNRELATED
+    copy = await service.add("Port 8080 is what the API uses", "project", ALPHA)
+    core.judge.judge.script = port_rule
+    again = await service.add("The API port is now 8080", "project", ALPHA)
+    assert again.action == "reinforced"
+    assert core.mem0.memories[copy.memory_ids[0]].metadata.get("restates") == kept.memory_ids[0]
+    shown_one = core.configured(verdict_similarity_floor=0.92, judge_max_candidates=1)
+    await shown_one.add("The API port is 9000", "project", ALPHA)
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000"]
+
+
+async def test_a_restatement_reinforcing_a_wording_links_no_copy_into_a_ring(core: Core) -> None:
+    # The memory a restatement reinforces is itself a wording of the first one, also current:
+    # linking that first one as its wording would close a ring, and a fact whose wordings all
+    # restate one another has no primary memory.
+    service = core.configured(verdict_similarity_floor=0.92)
+    await service.add("The API port is 8080", "project", ALPHA)
+    wording = await service.add("Port 8080 is what the API uses", "project", ALPHA)
+    assert wording.restates is not None
+    await service.add("Port 8080 is what the API uses now", "project", ALPHA)
+    links = {
+        memory_id: memory.metadata.get("restates")
+        for memory_id, memory in core.mem0.memories.items()
+    }
+    for start in links:
+        seen, at = set(), start
+        while at is not None and at not in seen:
+            seen.add(at)
+            at = links.get(at)
+        assert at is None, f"{start} leads into a ring of wordings"
+
+
 async def test_a_change_is_judged_against_its_fact_among_sentences_of_the_same_shape(
     core: Core,
 ) -> None:

@@ -252,8 +252,8 @@ class Decision:
     #: Whether the echo counts as a mention of `echoed` (close enough to trust the SAME that
     #: far; a wording link alone only groups the two in search).
     echo_counted: bool = False
-    #: `revive`: current memories the judge found saying this value in other words, linked as
-    #: wordings of the revived memory so that the fact keeps one current memory.
+    #: `same` and `revive`: current memories the judge found saying this value in other words,
+    #: linked as wordings of the survivor so that the fact keeps one current memory.
     wordings: tuple[Memory, ...] = ()
     #: Every candidate the judge called a restatement (it holds this value) or unrelated (it
     #: holds another fact): none of them is superseded, not even as the current successor of an
@@ -296,8 +296,6 @@ def decide(
         c.id for c in candidates if verdicts.get(c.id) in {Verdict.SAME, Verdict.UNRELATED}
     )
     current = [c for c in same if c.lifetime.current]
-    if current:
-        return Decision("same", current[0], tuple(current[1:]), older, spared=spared)
     # Current memories the judge calls this value in other words, too far apart to merge.
     restating = tuple(
         c
@@ -306,6 +304,26 @@ def decide(
         and c.lifetime.current
         and not adds_details(text, c.text)
     )
+    if current:
+        survivor = current[0]
+        # The others that say its value stay apart, as its wordings: left unlinked, a change
+        # that replaces the survivor would leave them current beside it. Only under a survivor
+        # that restates nothing, and only those that restate nothing: a link may then never
+        # close a ring of wordings (a fact with no primary memory).
+        wordings = (
+            tuple(
+                c
+                for c in restating
+                if c not in current
+                and c.lifetime.restates is None
+                and c.id not in survivor.lifetime.wordings
+            )
+            if survivor.lifetime.restates is None
+            else ()
+        )
+        return Decision(
+            "same", survivor, tuple(current[1:]), older, wordings=wordings, spared=spared
+        )
     revivable = [c for c in same if not adds_details(text, c.text)]
     if revivable:
         return Decision("revive", revivable[0], superseded=older, wordings=restating, spared=spared)
@@ -495,16 +513,18 @@ def _survivor_metadata(
     """What the survivor's metadata must say now: current again (a change-back), what it
     replaces, and its new wordings; None when nothing about its lifetime changes."""
     replacing = [m.id for m in older]
-    if decision.kind != "revive" and not replacing:
-        return None
-    metadata = survivor.lifetime.reinstated(at, replacing=replacing)
+    metadata: dict[str, object] = {}
+    if decision.kind == "revive" or replacing:
+        metadata = survivor.lifetime.reinstated(at, replacing=replacing)
     if decision.wordings:
         known = survivor.lifetime.wordings
         metadata[WORDINGS] = [*known, *(w.id for w in decision.wordings if w.id not in known)]
-        # They restate it now, so it restates nothing: a link onward could lead back to one
-        # of them, and a fact whose wordings restate each other in a ring has no primary one.
-        metadata[RESTATES] = None
-    return metadata
+        if decision.kind == "revive":
+            # They restate it now, so it restates nothing: a link onward could lead back to
+            # one of them, and a fact whose wordings restate each other in a ring has no
+            # primary one.
+            metadata[RESTATES] = None
+    return metadata or None
 
 
 async def _count_mentions(service: MemoryService, rscope: str, applied: Applied) -> None:

@@ -737,7 +737,8 @@ async def test_a_restatement_reinforcing_a_wording_links_no_copy_into_a_ring(cor
         for memory_id, memory in core.mem0.memories.items()
     }
     for start in links:
-        seen, at = set(), start
+        seen: set[str] = set()
+        at: str | None = start
         while at is not None and at not in seen:
             seen.add(at)
             at = links.get(at)

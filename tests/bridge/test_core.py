@@ -745,6 +745,27 @@ async def test_a_restatement_reinforcing_a_wording_links_no_copy_into_a_ring(cor
         assert at is None, f"{start} leads into a ring of wordings"
 
 
+async def test_a_memory_folded_into_its_own_wording_leaves_no_link_to_itself(
+    core: Core,
+) -> None:
+    # Two wordings of 8080, each stored apart (the second restating the first, which restates
+    # the first memory); a restatement close to all three folds the others into the closest.
+    # That survivor must not go on restating a memory folded into it: it would be linked to
+    # nothing current, and show as a second hit beside its fact.
+    apart = core.configured(verdict_similarity_floor=0.99)
+    first = await apart.add("The API port is 8080", "project", ALPHA)
+    wording = await apart.add("Port 8080 is what the API uses", "project", ALPHA)
+    second = await apart.add("The API uses port 8080", "project", ALPHA)
+    assert (wording.restates, second.restates) == (first.memory_ids[0], wording.memory_ids[0])
+    folding = core.configured(verdict_similarity_floor=0.0)
+    again = await folding.add("The API uses port 8080 today", "project", ALPHA)
+    assert again.action == "reinforced"
+    current = core.mem0.current_texts("alpha")
+    assert len(current) == 1
+    survivor = next(m for m in core.mem0.memories.values() if m.text == current[0])
+    assert survivor.metadata.get("restates") is None
+
+
 async def test_a_change_is_judged_against_its_fact_among_sentences_of_the_same_shape(
     core: Core,
 ) -> None:

@@ -414,6 +414,14 @@ async def fold(service: MemoryService, memory: Memory, into: str, at: datetime) 
             and wording.lifetime.restates == memory.id
         ):
             await mark(service, wording, {RESTATES: into}, "as a wording")
+    survivor = await service.mem0.get(into)
+    if survivor is not None and survivor.lifetime.restates == memory.id:
+        # `into` was a wording of this memory, which no longer answers: it restates what this
+        # one restated, or nothing (never itself, nor one of its own wordings: no ring).
+        onward = memory.lifetime.restates
+        if onward == into or onward in survivor.lifetime.wordings:
+            onward = None
+        await mark(service, survivor, {RESTATES: onward}, "as a wording")
     return True
 
 

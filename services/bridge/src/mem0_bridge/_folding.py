@@ -173,16 +173,18 @@ async def verdicts_on(
         and not plausibly_one_fact(text, c, floor)
         and c.similarity_to_query >= lowest
     ]
+
+    def remaining() -> float | None:
+        return None if budget is None else budget - (anyio.current_time() - started)
+
     confirmed: frozenset[str] = frozenset()
     if doubtful:
-        left = None if budget is None else budget - (anyio.current_time() - started)
-        answer = await _confirmed(service, text, doubtful, left)
+        answer = await _confirmed(service, text, doubtful, remaining())
         if isinstance(answer, PeerFailure):
             return answer
         confirmed = answer
     verdicts = Verdicts(first, confirmed)
-    left = None if budget is None else budget - (anyio.current_time() - started)
-    return replace(verdicts, kin=await _kin(service, text, close, verdicts, left))
+    return replace(verdicts, kin=await _kin(service, text, close, verdicts, remaining()))
 
 
 async def _confirmed(
@@ -218,7 +220,7 @@ async def _kin(
     both, and must replace both. Other facts named by a wrong verdict stay: the judge would
     have to be wrong twice. Nothing when the judge cannot answer in `left` seconds."""
     settings = service.settings
-    named = [c for c in close if judged_changed(text, c, verdicts, settings)]
+    named = _named_changed(text, close, verdicts, settings)
     if len(named) < 2:
         return frozenset()
     closest = named[0]
@@ -353,7 +355,7 @@ def _replaced(
     statement changes one fact: with a judge wrong on a share of
     pairs, acting on every SUPERSEDES among the candidates (often other facts of the same
     subject) would demote several facts per add."""
-    named = [c for c in candidates if judged_changed(text, c, verdicts, settings)]
+    named = _named_changed(text, candidates, verdicts, settings)
     if not named:
         return ()
     closest = named[0]
@@ -361,6 +363,13 @@ def _replaced(
         closest,
         *(c for c in named[1:] if _copy(text, c, closest, settings) or c.id in verdicts.kin),
     )
+
+
+def _named_changed(
+    text: str, candidates: Sequence[Memory], verdicts: Verdicts, settings: BridgeSettings
+) -> list[Memory]:
+    """The candidates whose SUPERSEDES counts (`judged_changed`), closest first."""
+    return [c for c in candidates if judged_changed(text, c, verdicts, settings)]
 
 
 def _copy(text: str, candidate: Memory, closest: Memory, settings: BridgeSettings) -> bool:

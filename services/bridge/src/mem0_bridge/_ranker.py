@@ -82,10 +82,15 @@ _COLUMNS_UNKNOWN = (
 )
 
 
+def _similarity(value: float) -> float:
+    """A similarity within the 0..1 the ranker accepts (mem0's scores may stray past either)."""
+    return min(max(value, 0.0), 1.0)
+
+
 def _columns(candidates: Sequence[RankCandidate]) -> ranker_pb2.CandidateColumns:
     """The candidates as `RerankRequest.columns`, the form the ranker reads fastest."""
     columns = candidate_columns(candidates)
-    columns.similarities[:] = [min(max(s, 0.0), 1.0) for s in columns.similarities]
+    columns.similarities[:] = list(map(_similarity, columns.similarities))
     return columns
 
 
@@ -94,7 +99,7 @@ def _messages(candidates: Sequence[RankCandidate]) -> list[ranker_pb2.Candidate]
     return [
         ranker_pb2.Candidate(
             memory_id=c.memory_id,
-            similarity=min(max(c.similarity, 0.0), 1.0),
+            similarity=_similarity(c.similarity),
             created_at=c.created_at,
             updated_at=c.updated_at,
             related_ids=c.related_ids,

@@ -258,9 +258,7 @@ def _candidate_messages(request: ranker_pb2.RerankRequest, limits: Limits) -> Co
     if restated:
         named += restated
         columns = columns._replace(restatements=restatements)
-    if named and (
-        min(map(len, named)) == 0 or max(map(len, named)) > max_id or "\x00" in "".join(named)
-    ):
+    if named and _has_bad_id(named, limits):
         for index, c in enumerate(request.candidates):
             _check_named_ids(c, index, limits)  # raises at the first bad id
     return columns

@@ -732,6 +732,11 @@ async def test_a_restatement_reinforcing_a_wording_links_no_copy_into_a_ring(cor
     wording = await service.add("Port 8080 is what the API uses", "project", ALPHA)
     assert wording.restates is not None
     await service.add("Port 8080 is what the API uses now", "project", ALPHA)
+    assert_no_ring_of_wordings(core)
+
+
+def assert_no_ring_of_wordings(core: Core) -> None:
+    """Every chain of `restates` links in the store ends (at a memory restating nothing)."""
     links = {
         memory_id: memory.metadata.get("restates")
         for memory_id, memory in core.mem0.memories.items()
@@ -743,6 +748,25 @@ async def test_a_restatement_reinforcing_a_wording_links_no_copy_into_a_ring(cor
             seen.add(at)
             at = links.get(at)
         assert at is None, f"{start} leads into a ring of wordings"
+
+
+async def test_a_value_stored_during_an_outage_is_never_linked_into_a_ring_of_its_wordings(
+    core: Core,
+) -> None:
+    # A wording said after the outage restates the value stored unjudged, and a third restates
+    # that wording (the newest of the value's memories). Reconciled later, the unjudged value
+    # meets the third as said after it: linking it as that one's wording would close a ring.
+    service = core.configured(verdict_similarity_floor=0.99)
+    await service.add("The web port is 9000", "project", ALPHA)
+    with core.judge_down():
+        waiting = await service.add("The API port is 9000", "project", ALPHA)
+    assert any("reconciled when the judge answers" in note for note in waiting.notes)
+    second = await service.add("Port 9000 serves the API", "project", ALPHA)
+    assert second.restates == waiting.memory_ids[0]
+    third = await service.add("The API is served on port 9000", "project", ALPHA)
+    assert third.restates == second.memory_ids[0]
+    await settle(service)
+    assert_no_ring_of_wordings(core)
 
 
 async def test_a_memory_folded_into_its_own_wording_leaves_no_link_to_itself(
@@ -1289,6 +1313,81 @@ async def test_older_values_of_other_facts_do_not_crowd_a_current_memory_out_of_
     changed = await service.add("The API port is 7000", "project", ALPHA)
     assert changed.superseded_ids == api.memory_ids
     assert core.mem0.current_texts("alpha") == ["The API port is 7000", "The web port is 9000"]
+
+
+async def test_a_change_reaches_a_current_memory_that_only_an_older_value_was_found_for(
+    core: Core,
+) -> None:
+    # The API's current port, worded apart, ranks below eight other facts' sentences shaped
+    # like the change, so the search for candidates finds only its older value "8080": that
+    # older value stands for the fact's current memory, and the change must replace 9000.
+    service = core.configured(judge_max_candidates=1)
+    await service.add("The API port is 8080", "project", ALPHA)
+    current = await service.add("Clients reach the API through port 9000", "project", ALPHA)
+    for name in ("web", "db", "cache", "queue", "mail", "auth", "search", "log"):
+        await service.add(f"The {name} port is 7000", "project", ALPHA)
+    changed = await service.add("The API port is 7000", "project", ALPHA)
+    assert changed.superseded_ids == current.memory_ids
+    assert "Clients reach the API through port 9000" not in core.mem0.current_texts("alpha")
+
+
+async def test_a_restatement_found_only_an_older_value_of_links_to_the_fact_s_current_memory(
+    core: Core,
+) -> None:
+    # 8080, 9000, then 8080 again in words far from the restatement below: the search finds
+    # only the first 8080, among eight other facts' sentences. The restatement holds the value
+    # the fact holds now, and must be linked to the memory holding it, not stored beside it.
+    service = core.configured(judge_max_candidates=1, verdict_similarity_floor=0.99)
+    await service.add("The API port is 8080", "project", ALPHA)
+    await service.add("Clients reach the API through port 9000", "project", ALPHA)
+    back = await service.add(
+        "API clients now reach port 8080 through the gateway", "project", ALPHA
+    )
+    for name in ("web", "db", "cache", "queue", "mail", "auth", "search", "log"):
+        await service.add(f"The {name} port is 8080", "project", ALPHA)
+    said = await service.add("The API listens on port 8080", "project", ALPHA)
+    assert said.restates == back.memory_ids[0]
+
+
+async def test_a_change_supersedes_the_wordings_a_fold_handed_to_the_memory_it_replaces(
+    core: Core,
+) -> None:
+    # "Port 8080 is what the API uses" is a wording of the first 8080, which is then folded
+    # into a copy of it: the wording now restates the copy, which must list it among its
+    # wordings, or the change that replaces the copy leaves the wording current.
+    apart = core.configured(verdict_similarity_floor=0.99)
+    await apart.add("The API port is 8080", "project", ALPHA)
+    wording = await apart.add("Port 8080 is what the API uses", "project", ALPHA)
+    assert wording.restates is not None
+    with core.judge_down():
+        copy = await apart.add("The API port is 8080 ok", "project", ALPHA)
+    folding = core.configured(verdict_similarity_floor=0.7)
+    refolded = await folding.add("The API port is 8080 ok", "project", ALPHA)
+    assert refolded.folded_ids == [wording.restates]
+    assert core.mem0.memories[wording.memory_ids[0]].metadata["restates"] == copy.memory_ids[0]
+    shown_one = core.configured(judge_max_candidates=1)
+    await shown_one.add("The API port is 9000", "project", ALPHA)
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000"]
+
+
+async def test_a_value_stored_during_an_outage_never_replaces_a_later_change_it_reaches(
+    core: Core,
+) -> None:
+    # 9000 is stored unjudged; 7000 then replaces 8080 (the one value its add was shown). Two
+    # other facts said later are closer to 9000 than 7000 is, so the reconcile meets 7000 only
+    # through 8080, which 9000 replaces: it must not make 9000 replace the later 7000.
+    await core.add("Clients reach the API on port 8080")
+    with core.judge_down():
+        waiting = await core.add("The API port is 9000")
+    shown_one = core.configured(judge_max_candidates=1)
+    await shown_one.add("Clients reach the API on port 7000", "project", ALPHA)
+    await core.add("The web port is 9000")
+    await core.add("The db port is 9000")
+    await settle(core.service)
+    current = core.mem0.current_texts("alpha")
+    assert "Clients reach the API on port 7000" in current
+    assert "The API port is 9000" not in current
+    assert core.mem0.memories[waiting["memory_ids"][0]].metadata.get("superseded_by")  # type: ignore[index]
 
 
 async def test_the_wordings_of_a_superseded_memory_are_superseded_with_it(core: Core) -> None:

@@ -74,9 +74,63 @@ async def candidates(service: MemoryService, text: str, namespace: str) -> list[
     )
     floor = service.settings.reinforcement_prefilter_threshold
     close = [c for c in found if c.similarity_to_query >= floor and c.lifetime.folded_into is None]
-    rank = _fused_ranks(text, found)
-    chosen = {c.id for c in sorted(close, key=lambda c: _precedence(text, c, rank))[:shown]}
-    return [c for c in close if c.id in chosen]
+    heads = _heads(found)
+    rank = _fused_ranks(text, found, heads)
+    chosen = {c.id for c in sorted(close, key=lambda c: _precedence(text, c, rank, heads))[:shown]}
+    return await _reaching(service, [c for c in close if c.id in chosen], heads, found)
+
+
+async def _reaching(
+    service: MemoryService,
+    chosen: Sequence[Memory],
+    heads: Mapping[str, str],
+    found: Sequence[Memory],
+) -> list[Memory]:
+    """`chosen`, each older value that stands for its fact's current value (`_heads`: that
+    memory ranked too low to be fetched) followed by the current memory it leads to, scored as
+    the older value was. The judge must see what the fact holds now: a restatement of the value
+    it holds, found only as an older value too far from the statement to revive, would be
+    stored beside it."""
+    known = {c.id for c in found}
+    reaching: list[Memory] = []
+    room = MAX_COMPARE_CANDIDATES - len(chosen)
+    for memory in chosen:
+        reaching.append(memory)
+        if memory.lifetime.current or heads[memory.id] != memory.id or room <= 0:
+            continue
+        successor = await current_successor(service, memory)
+        if successor is None or successor.id in known:
+            continue
+        known.add(successor.id)
+        room -= 1
+        reaching.append(
+            replace(
+                successor,
+                score=memory.score,
+                similarity=memory.similarity,
+                raw_score=memory.raw_score,
+            )
+        )
+    return reaching
+
+
+def _heads(found: Sequence[Memory]) -> dict[str, str]:
+    """For each found memory, the found memory that stands for its fact's current value: the
+    last one reached by following what replaced it (`superseded_by`, `folded_into`) among the
+    found. That is the current memory when it was found too; else the newest older value found,
+    whose successors ranked too low to be fetched (a fact's current memory worded apart from a
+    change, under other facts' sentences shaped like it)."""
+    by_id = {c.id: c for c in found}
+    heads: dict[str, str] = {}
+    for memory in found:
+        head, seen = memory, {memory.id}
+        while (onward := head.lifetime.superseded_by or head.lifetime.folded_into) in by_id:
+            if onward in seen:
+                break  # a ring of links (never made on purpose): stop where it closes
+            seen.add(onward)
+            head = by_id[onward]
+        heads[memory.id] = head.id
+    return heads
 
 
 #: Reciprocal-rank fusion's damping: how little the very first places of either order outweigh
@@ -84,34 +138,34 @@ async def candidates(service: MemoryService, text: str, namespace: str) -> list[
 FUSION_DAMPING = 5
 
 
-def _fused_ranks(text: str, found: Sequence[Memory]) -> dict[str, float]:
+def _fused_ranks(text: str, found: Sequence[Memory], heads: Mapping[str, str]) -> dict[str, float]:
     """Each found memory's place (lower first) in two orders fused by reciprocal rank: mem0's,
     and by the rare words it shares with `text` (`name_overlap`), so that other facts'
-    sentences of the same shape do not crowd out the fact named. In mem0's order a memory that
-    replaced a closer older value takes that value's place (the statement most likely changes
-    the fact whose past it matches)."""
-    semantic = {c.id: i for i, c in enumerate(found)}
-    for older in found:  # a fact's current memory stands where its best older value was found
-        successor = older.lifetime.superseded_by or older.lifetime.folded_into
-        if successor in semantic:
-            semantic[successor] = min(semantic[successor], semantic[older.id])
+    sentences of the same shape do not crowd out the fact named. In each order the memory that
+    stands for a fact's current value (`_heads`) takes the best place of its older values (the
+    statement most likely changes the fact whose past it matches)."""
     overlap = name_overlap(text, [c.text for c in found])
     by_names = sorted(range(len(found)), key=lambda i: -overlap[i])
-    lexical = {found[i].id: place for place, i in enumerate(by_names)}
-    return {
-        c.id: -(1 / (FUSION_DAMPING + semantic[c.id]) + 1 / (FUSION_DAMPING + lexical[c.id]))
-        for c in found
-    }
+    orders = (
+        {c.id: i for i, c in enumerate(found)},
+        {found[i].id: place for place, i in enumerate(by_names)},
+    )
+    for order in orders:
+        for memory_id, head in heads.items():
+            order[head] = min(order[head], order[memory_id])
+    return {c.id: -sum(1 / (FUSION_DAMPING + order[c.id]) for order in orders) for c in found}
 
 
 def _precedence(
-    text: str, candidate: Memory, rank: Mapping[str, float]
+    text: str, candidate: Memory, rank: Mapping[str, float], heads: Mapping[str, str]
 ) -> tuple[bool, bool, float]:
     """Which candidates the judge sees first: the very text (a repeat, or a change back to
-    it), then current memories, then older values, each by `rank` (`_fused_ranks`)."""
+    it), then the memories that stand for a fact's current value (`_heads`: a verdict on an
+    older value reaches the current memory that replaced it), then older values, each by
+    `rank` (`_fused_ranks`)."""
     return (
         not same_text(candidate.text, text),
-        not candidate.lifetime.current,
+        heads[candidate.id] != candidate.id,
         rank[candidate.id],
     )
 
@@ -390,6 +444,9 @@ class Applied:
     rewritten: bool = False
     folded: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
+    #: Current memories reached through a value replaced that began to hold theirs after the
+    #: time of the change (a later change, met by a value reconciled late): never replaced.
+    later: list[Memory] = field(default_factory=list)
     mentions: int | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -411,26 +468,36 @@ async def mark(
 
 async def fold(service: MemoryService, memory: Memory, into: str, at: datetime) -> bool:
     """Mark `memory` folded into `into` from `at` on, and make the current wordings that
-    restate it restate `into` instead (they say the value `into` now speaks for); False when
-    mem0 refused the mark."""
+    restate it restate `into` instead (they say the value `into` now speaks for), listed among
+    `into`'s wordings (a change that replaces `into` replaces them through that list); False
+    when mem0 refused the mark."""
     if not await mark(service, memory, memory.lifetime.folded(into, at), "folded"):
         return False
+    moved: list[str] = []
     for wording_id in memory.lifetime.wordings:
         wording = None if wording_id == into else await service.mem0.get(wording_id)
         if (
             wording is not None
             and wording.lifetime.current
             and wording.lifetime.restates == memory.id
+            and await mark(service, wording, {RESTATES: into}, "as a wording")
         ):
-            await mark(service, wording, {RESTATES: into}, "as a wording")
+            moved.append(wording.id)
     survivor = await service.mem0.get(into)
-    if survivor is not None and survivor.lifetime.restates == memory.id:
+    if survivor is None:
+        return True
+    handed: dict[str, object] = {}
+    if moved:
+        handed = survivor.lifetime.worded(*moved)
+    if survivor.lifetime.restates == memory.id:
         # `into` was a wording of this memory, which no longer answers: it restates what this
         # one restated, or nothing (never itself, nor one of its own wordings: no ring).
         onward = memory.lifetime.restates
-        if onward == into or onward in survivor.lifetime.wordings:
+        if onward == into or onward in survivor.lifetime.wordings or onward in moved:
             onward = None
-        await mark(service, survivor, {RESTATES: onward}, "as a wording")
+        handed[RESTATES] = onward
+    if handed:
+        await mark(service, survivor, handed, "with the wordings folded into it")
     return True
 
 
@@ -461,6 +528,9 @@ async def _supersede(
         if memory is None or memory.id in done:
             continue
         done.add(memory.id)
+        if _since(memory) > at.timestamp():
+            applied.later.append(memory)  # a value cannot be replaced before it held
+            continue
         if await mark(service, memory, memory.lifetime.superseded(survivor_id, at), "superseded"):
             applied.superseded.append(memory.id)
         else:
@@ -594,6 +664,21 @@ async def current_successor(service: MemoryService, memory: Memory) -> Memory | 
         if successor.lifetime.current:
             return successor
     return None
+
+
+async def restates_through(service: MemoryService, memory: Memory, target_id: str) -> bool:
+    """Does `memory` restate `target_id`, directly or through the memories it restates? A
+    memory so linked must never be made to restate `memory`: the link would close a ring of
+    wordings, and a fact whose wordings all restate one another has no primary memory."""
+    seen = {memory.id}
+    onward = memory.lifetime.restates
+    while onward is not None and onward not in seen:
+        if onward == target_id:
+            return True
+        seen.add(onward)
+        wording = await service.mem0.get(onward)
+        onward = None if wording is None else wording.lifetime.restates
+    return False
 
 
 def superseding_metadata(decision: Decision) -> dict[str, object]:

@@ -175,9 +175,9 @@ class Lifetime:
             },
         )
 
-    def worded(self, wording: str) -> dict[str, Any]:
-        """The metadata that records `wording` as a memory restating this one."""
-        return {WORDINGS: _merged(self.wordings, [wording])}
+    def worded(self, *wordings: str) -> dict[str, Any]:
+        """The metadata that records `wordings` as memories restating this one."""
+        return {WORDINGS: _merged(self.wordings, wordings)}
 
     def folded(self, into: str, at: datetime) -> dict[str, Any]:
         """The metadata that folds this memory (a restatement) into `into`."""

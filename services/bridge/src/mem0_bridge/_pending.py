@@ -147,8 +147,8 @@ class Reconciler:
                 return "changed"
             if verdicts.get(memory.id) is not Verdict.SAME:
                 continue
-            if newer.lifetime.restates == memory.id:
-                pass  # stored as a wording of it already
+            if await folding.restates_through(service, newer, memory.id):
+                pass  # stored as a wording of it already (or of one of its wordings)
             elif folding.plausibly_one_fact(
                 newer.text, judged, service.settings.verdict_similarity_floor
             ):
@@ -238,7 +238,8 @@ class Reconciler:
             if (
                 echo.memory_id is not None
                 and decision.echoed is not None
-                and decision.echoed.lifetime.restates != memory.id  # linked the other way
+                # linked the other way already, directly or through another wording
+                and not await folding.restates_through(service, decision.echoed, memory.id)
             ):
                 own[RESTATES] = echo.memory_id
                 echoed = decision.echoed
@@ -247,12 +248,29 @@ class Reconciler:
                 )
             if own:
                 await folding.mark(service, memory, own, "with what it replaces")
-            return "changed" if applied.superseded else "new"
+            overtaken = await _overtaken(service, memory, applied.later)
+            return "changed" if applied.superseded or overtaken else "new"
         # The older memory keeps the fact (and its id and history); the pending one is folded
         # into it, so its id, which the agent was given, keeps answering.
         applied = await folding.apply(service, decision, memory.text, namespace, at)
         await self._fold(memory, applied.survivor.id, namespace, at)
-        return "restated" if decision.kind == "same" and not applied.superseded else "changed"
+        overtaken = await _overtaken(service, applied.survivor, applied.later)
+        restated = decision.kind == "same" and not applied.superseded and not overtaken
+        return "restated" if restated else "changed"
+
+
+async def _overtaken(service: MemoryService, memory: Memory, later: list[Memory]) -> bool:
+    """Mark `memory` (holding a value reconciled late) superseded by the newest of `later`,
+    the fact's current memories that began to hold after it (met through a value it replaces),
+    as of when that one began; whether there was one."""
+    if not later:
+        return False
+    newest = max(later, key=lambda m: m.lifetime.valid_from or service.now())
+    at = newest.lifetime.valid_from or service.now()
+    held = await service.mem0.get(memory.id)  # as marked meanwhile (revived, say)
+    if held is None or not held.lifetime.current:
+        return False
+    return await folding.mark(service, held, held.lifetime.superseded(newest.id, at), "late")
 
 
 @dataclass(frozen=True)

@@ -1390,6 +1390,22 @@ async def test_a_value_stored_during_an_outage_never_replaces_a_later_change_it_
     assert core.mem0.memories[waiting["memory_ids"][0]].metadata.get("superseded_by")  # type: ignore[index]
 
 
+async def test_a_value_stored_during_an_outage_never_replaces_a_value_restated_after_it(
+    core: Core,
+) -> None:
+    # 9000 is stored unjudged; then 8080 is said again, and reinforces the first memory (its
+    # judge shown only that one). Reconciled afterwards, 9000 meets a memory stored before it
+    # but stated after it: the latest statement is 8080, and 8080 must stay current.
+    await core.add("The API port is 8080")
+    with core.judge_down():
+        await core.add("The API port is 9000")
+    shown_one = core.configured(judge_max_candidates=1)
+    said = await shown_one.add("Our API port is 8080", "project", ALPHA)
+    assert said.action == "reinforced"
+    await settle(core.service)
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
+
+
 async def test_the_wordings_of_a_superseded_memory_are_superseded_with_it(core: Core) -> None:
     service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
     first = await service.add("The API port is 8080", "project", ALPHA)

@@ -528,19 +528,32 @@ async def _supersede(
         if memory is None or memory.id in done:
             continue
         done.add(memory.id)
-        if _since(memory) > at.timestamp():
-            applied.later.append(memory)  # a value cannot be replaced before it held
+        if _said_after(memory, at):
+            applied.later.append(memory)
             continue
         if await mark(service, memory, memory.lifetime.superseded(survivor_id, at), "superseded"):
             applied.superseded.append(memory.id)
         else:
             applied.notes.append(f"{memory.id} could not be marked superseded; it stays current")
             continue
-        await _supersede_wordings(service, memory, survivor_id, at, done)
+        await _supersede_wordings(service, memory, survivor_id, at, done=done, applied=applied)
+
+
+def _said_after(memory: Memory, at: datetime) -> bool:
+    """Was `memory`'s value said after `at` (it began to hold, or was stated again)? It cannot
+    be replaced as of `at` then: a value reconciled late never replaces a later statement."""
+    said = memory.lifetime.said_at
+    return said is not None and said > at
 
 
 async def _supersede_wordings(
-    service: MemoryService, memory: Memory, survivor_id: str, at: datetime, done: set[str]
+    service: MemoryService,
+    memory: Memory,
+    survivor_id: str,
+    at: datetime,
+    *,
+    done: set[str],
+    applied: Applied,
 ) -> None:
     """Mark superseded the current wordings of `memory`'s fact, through their links either way
     (a change that named one wording replaces the value every wording of it holds)."""
@@ -553,7 +566,9 @@ async def _supersede_wordings(
         kin = await service.mem0.get(kin_id)
         if kin is None or kin.run_id != memory.run_id or not kin.lifetime.current:
             continue
-        if await mark(service, kin, kin.lifetime.superseded(survivor_id, at), "too"):
+        if _said_after(kin, at):
+            applied.later.append(kin)
+        elif await mark(service, kin, kin.lifetime.superseded(survivor_id, at), "too"):
             waiting += kin.lifetime.wording_links
 
 
@@ -575,6 +590,10 @@ async def apply(
     if decision.kind == "revive":
         older += await _successor(service, survivor, namespace, {m.id for m in older})
     metadata = _survivor_metadata(decision, survivor, older, at)
+    if decision.kind == "same":
+        # When its value was last said: a value stored unjudged before this restatement and
+        # reconciled after it is older than this value, not newer (`_pending`).
+        metadata = {**(metadata or {}), **survivor.lifetime.stated(at)}
     rewrite = adds_details(text, survivor.text) and not same_text(survivor.text, text)
     if rewrite or metadata is not None:
         await service.mem0.update(survivor.id, text if rewrite else None, metadata=metadata)

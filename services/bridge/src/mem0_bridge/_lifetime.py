@@ -12,7 +12,9 @@ through add, get, list, search and update, so no other store is needed:
 - `superseded_by`: the memory that replaced this value; `supersedes`: the ones this replaced;
 - `folded_into`: the memory this restatement was folded into;
 - `restates`: the memory this one says again in other words (kept apart, shown as one fact);
-  `wordings`: the memories that restate this one (superseded with it).
+  `wordings`: the memories that restate this one (superseded with it);
+- `stated_at`: when a restatement last said its value again (a value stored unjudged before
+  that and reconciled after it is the older one).
 
 A memory without these fields (stored before them, or by another client) is current since it was
 created.
@@ -37,6 +39,7 @@ SUPERSEDES = "supersedes"
 FOLDED_INTO = "folded_into"
 RESTATES = "restates"
 WORDINGS = "wordings"
+STATED_AT = "stated_at"
 
 #: Spans kept per memory: a fact changed back and forth forever keeps its latest spans.
 MAX_SPANS = 32
@@ -89,6 +92,8 @@ class Lifetime:
     folded_into: str | None = None
     restates: str | None = None
     wordings: tuple[str, ...] = ()
+    #: When its value was last stated again (a restatement reinforced it), if after it began.
+    stated_at: datetime | None = None
 
     @classmethod
     def of(cls, metadata: Mapping[str, Any], created_at: str | None) -> Lifetime:
@@ -113,6 +118,7 @@ class Lifetime:
             wordings=tuple(
                 i for i in map(_memory_id, wordings if isinstance(wordings, list) else ()) if i
             ),
+            stated_at=parse_time(metadata.get(STATED_AT)),
         )
 
     @property
@@ -128,6 +134,14 @@ class Lifetime:
     @property
     def valid_from(self) -> datetime | None:
         return self.spans[-1][0] if self.spans else None
+
+    @property
+    def said_at(self) -> datetime | None:
+        """When its value was last said: when it began to hold, or a later restatement."""
+        since = self.valid_from
+        if since is None or (self.stated_at is not None and self.stated_at > since):
+            return self.stated_at
+        return since
 
     @property
     def valid_until(self) -> datetime | None:
@@ -174,6 +188,11 @@ class Lifetime:
                 SUPERSEDES: _merged(self.supersedes, replacing),
             },
         )
+
+    @staticmethod
+    def stated(at: datetime) -> dict[str, Any]:
+        """The metadata that records its value stated again at `at`."""
+        return {STATED_AT: rfc3339(at)}
 
     def worded(self, *wordings: str) -> dict[str, Any]:
         """The metadata that records `wordings` as memories restating this one."""

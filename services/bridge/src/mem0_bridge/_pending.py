@@ -27,6 +27,7 @@ from mem0_bridge._lifetime import RESTATES, parse_time
 from mem0_bridge._mem0 import Memory
 from mem0_bridge._metrics import RECONCILED
 from mem0_bridge._ranker import PendingMemory
+from mem0_bridge._wording import name_overlap
 
 if TYPE_CHECKING:
     from mem0_bridge._service import MemoryService
@@ -132,7 +133,11 @@ class Reconciler:
         it is then folded into, worded as, or superseded by that later memory, as of when that
         one was stored, and never made to replace it. The outcome; None when none did."""
         service = self._service
-        for newer in later[:LATER_ASKED]:
+        # Its own fact's memories first: other facts' sentences of the same shape are often
+        # closer, and only the first few are asked.
+        shared = name_overlap(memory.text, [c.text for c in later])
+        ranked = [c for _, c in sorted(zip(shared, later, strict=True), key=lambda p: -p[0])]
+        for newer in ranked[:LATER_ASKED]:
             # The search ran with `memory` as its query: its similarity to `newer` is the same
             # either way round, as the guards want it on the memory judged.
             judged = replace(memory, similarity=newer.similarity_to_query)
@@ -298,10 +303,10 @@ def _around(close: list[Memory], memory: Memory) -> tuple[list[Memory], list[Mem
 
 def _held_before(candidate: Memory, memory: Memory) -> bool:
     """Has `candidate` held its value since before `memory` was stated? Stored before it, and
-    current since before it (not made current again by a later change-back)."""
+    neither made current again (a change back) nor stated again (a restatement) after it."""
     if not _stored_before(candidate, memory):
         return False
-    theirs, mine = candidate.lifetime.valid_from, memory.lifetime.valid_from
+    theirs, mine = candidate.lifetime.said_at, memory.lifetime.valid_from
     return theirs is None or mine is None or theirs <= mine
 
 

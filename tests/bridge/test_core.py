@@ -1406,6 +1406,25 @@ async def test_a_value_stored_during_an_outage_never_replaces_a_value_restated_a
     assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
 
 
+async def test_a_value_reconciled_late_and_restated_meanwhile_folds_into_no_ring(
+    core: Core,
+) -> None:
+    # 9000, 8080, then 9000 again stored unjudged and restated once the judge is back (the
+    # restatement replaces 8080 with it). Reconciled, the pending 9000 revives the first 9000,
+    # whose current successor is the pending memory itself: folding it there must leave the
+    # first 9000 current, not superseded by the memory folded into it.
+    await core.add("The API port is 9000")
+    await core.add("The API port is 8080")
+    await core.add("The web port is 1234")
+    with core.judge_down():
+        waiting = await core.add("The API port is 9000 again")
+    shown_two = core.configured(judge_max_candidates=2)
+    said = await shown_two.add("Our API port is 9000 again", "project", ALPHA)
+    assert said.memory_ids == waiting["memory_ids"]
+    await settle(core.service)
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000", "The web port is 1234"]
+
+
 async def test_the_wordings_of_a_superseded_memory_are_superseded_with_it(core: Core) -> None:
     service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
     first = await service.add("The API port is 8080", "project", ALPHA)

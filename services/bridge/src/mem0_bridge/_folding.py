@@ -489,6 +489,9 @@ async def fold(service: MemoryService, memory: Memory, into: str, at: datetime) 
     handed: dict[str, object] = {}
     if moved:
         handed = survivor.lifetime.worded(*moved)
+    said = memory.lifetime.stated_at
+    if said is not None and (survivor.lifetime.said_at is None or said > survivor.lifetime.said_at):
+        handed.update(survivor.lifetime.stated(said))  # its value was said then, in other words
     if survivor.lifetime.restates == memory.id:
         # `into` was a wording of this memory, which no longer answers: it restates what this
         # one restated, or nothing (never itself, nor one of its own wordings: no ring).

@@ -259,7 +259,10 @@ class Reconciler:
         # into it, so its id, which the agent was given, keeps answering.
         applied = await folding.apply(service, decision, memory.text, namespace, at)
         await self._fold(memory, applied.survivor.id, namespace, at)
-        overtaken = await _overtaken(service, applied.survivor, applied.later)
+        # The pending memory itself may be a later statement met there (restated while it
+        # waited): folded into the survivor, it says the survivor's value, not a later one.
+        later = [m for m in applied.later if m.id != memory.id]
+        overtaken = await _overtaken(service, applied.survivor, later)
         restated = decision.kind == "same" and not applied.superseded and not overtaken
         return "restated" if restated else "changed"
 

@@ -1425,6 +1425,42 @@ async def test_a_value_reconciled_late_and_restated_meanwhile_folds_into_no_ring
     assert core.mem0.current_texts("alpha") == ["The API port is 9000", "The web port is 1234"]
 
 
+async def test_a_value_reconciled_late_is_outdated_with_its_wordings(core: Core) -> None:
+    # Two wordings of 3000 stored unjudged; 5000 then replaces 8080 (its judge shown only that
+    # one). The first 3000 is reconciled as a wording of the second, which is then found older
+    # than 5000: the change outdates both wordings, or the first stays current beside 5000.
+    service = core.configured(verdict_similarity_floor=0.99)
+    await service.add("The API port is 8080", "project", ALPHA)
+    with core.judge_down():
+        first = await service.add("The API moved to port 3000", "project", ALPHA)
+        await service.add("The API uses port 3000", "project", ALPHA)
+    shown_one = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
+    await shown_one.add("The API port is 5000", "project", ALPHA)
+    await settle(service)
+    assert core.mem0.memories[first.memory_ids[0]].metadata.get("restates")
+    assert core.mem0.current_texts("alpha") == ["The API port is 5000"]
+
+
+async def test_a_restatement_of_a_wording_links_another_copy_to_the_fact_s_first_memory(
+    core: Core,
+) -> None:
+    # 9000 is stored, then a wording of it, then another copy while the judge is away. Said
+    # again as the wording, the statement reinforces the wording (which restates the first
+    # memory) and is called the same as the copy: the copy must be linked to the first memory,
+    # or the change below replaces the first and its wording and leaves the copy current.
+    service = core.configured(verdict_similarity_floor=0.99)
+    first = await service.add("The API port is 9000", "project", ALPHA)
+    wording = await service.add("Port 9000 serves the API", "project", ALPHA)
+    assert wording.restates == first.memory_ids[0]
+    with core.judge_down():
+        await service.add("The API port listens on 9000", "project", ALPHA)
+    again = await service.add("Port 9000 serves the API", "project", ALPHA)
+    assert again.action == "reinforced"
+    shown_one = core.configured(judge_max_candidates=1)
+    await shown_one.add("The API port is 7000", "project", ALPHA)
+    assert core.mem0.current_texts("alpha") == ["The API port is 7000"]
+
+
 async def test_the_wordings_of_a_superseded_memory_are_superseded_with_it(core: Core) -> None:
     service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
     first = await service.add("The API port is 8080", "project", ALPHA)

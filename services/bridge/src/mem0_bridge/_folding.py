@@ -309,8 +309,12 @@ class Decision:
     #: far; a wording link alone only groups the two in search).
     echo_counted: bool = False
     #: `same` and `revive`: current memories the judge found saying this value in other words,
-    #: linked as wordings of the survivor so that the fact keeps one current memory.
+    #: linked as wordings of the survivor (or of `worded`) so that the fact keeps one current
+    #: memory.
     wordings: tuple[Memory, ...] = ()
+    #: `same`: the memory the survivor restates, which `wordings` restate too (None: the
+    #: survivor).
+    worded: Memory | None = None
     #: Every candidate the judge called a restatement (it holds this value) or unrelated (it
     #: holds another fact): none of them is superseded, not even as the current successor of an
     #: older value named in `superseded` (the link from that value may be a wrong verdict's).
@@ -362,23 +366,32 @@ def decide(
     )
     if current:
         survivor = current[0]
-        # The others that say its value stay apart, as its wordings: left unlinked, a change
-        # that replaces the survivor would leave them current beside it. Only under a survivor
-        # that restates nothing, and only those that restate nothing: a link may then never
-        # close a ring of wordings (a fact with no primary memory).
+        # The others that say its value stay apart, as wordings of the fact's primary memory
+        # (the survivor, or the one it restates): left unlinked, a change that replaces the
+        # survivor would leave them current beside it. Only under a primary that restates
+        # nothing, and only those that restate nothing: a link may then never close a ring of
+        # wordings (a fact with no primary memory).
+        primary = _primary(survivor, candidates)
         wordings = (
             tuple(
                 c
                 for c in restating
                 if c not in current
+                and c.id != primary.id
                 and c.lifetime.restates is None
-                and c.id not in survivor.lifetime.wordings
+                and c.id not in primary.lifetime.wordings
             )
-            if survivor.lifetime.restates is None
+            if primary is not None
             else ()
         )
         return Decision(
-            "same", survivor, tuple(current[1:]), older, wordings=wordings, spared=spared
+            "same",
+            survivor,
+            tuple(current[1:]),
+            older,
+            wordings=wordings,
+            worded=primary if primary is not survivor else None,
+            spared=spared,
         )
     revivable = [c for c in same if not adds_details(text, c.text)]
     if revivable:
@@ -388,6 +401,22 @@ def decide(
     echoed = max(restating, key=_since, default=None)
     counted = echoed is not None and echoed.similarity_to_query >= settings.echo_similarity_floor
     return Decision(None, superseded=older, echoed=echoed, echo_counted=counted, spared=spared)
+
+
+def _primary(survivor: Memory, candidates: Sequence[Memory]) -> Memory | None:
+    """The memory the survivor's other wordings restate: the survivor when it restates
+    nothing, else the current candidate it restates, if that one restates nothing."""
+    restated = survivor.lifetime.restates
+    if restated is None:
+        return survivor
+    return next(
+        (
+            c
+            for c in candidates
+            if c.id == restated and c.lifetime.current and c.lifetime.restates is None
+        ),
+        None,
+    )
 
 
 def _since(memory: Memory) -> float:
@@ -604,8 +633,12 @@ async def apply(
         applied.rewritten = True
         failure = await service.ranker.record_stored(rscope, text, survivor.id, replaces=True)
         applied.notes += skipped(failure, "the new text was not recorded for dedupe")
+    primary = decision.worded or survivor
     for wording in decision.wordings:
-        await mark(service, wording, {RESTATES: survivor.id}, "as a wording")
+        await mark(service, wording, {RESTATES: primary.id}, "as a wording")
+    if decision.worded is not None and decision.wordings:
+        worded = primary.lifetime.worded(*(w.id for w in decision.wordings))
+        await mark(service, primary, worded, "with its wordings")
     for copy in decision.folded:
         if await fold(service, copy, survivor.id, at):
             applied.folded.append(copy.id)
@@ -625,7 +658,7 @@ def _survivor_metadata(
     metadata: dict[str, object] = {}
     if decision.kind == "revive" or replacing:
         metadata = survivor.lifetime.reinstated(at, replacing=replacing)
-    if decision.wordings:
+    if decision.wordings and decision.worded is None:
         known = survivor.lifetime.wordings
         metadata[WORDINGS] = [*known, *(w.id for w in decision.wordings if w.id not in known)]
         if decision.kind == "revive":

@@ -144,11 +144,11 @@ class Reconciler:
             verdicts = await folding.verdicts_on(service, newer.text, [judged])
             if isinstance(verdicts, PeerFailure):
                 return verdicts
-            at = newer.lifetime.valid_from or service.now()
+            at = newer.lifetime.said_at or service.now()  # when it was said after `memory`
             if folding.judged_changed(newer.text, judged, verdicts, service.settings):
-                await folding.mark(
-                    service, memory, memory.lifetime.superseded(newer.id, at), "superseded"
-                )
+                # With its wordings: a value reconciled before it may restate it already.
+                outdated = folding.Decision(None, superseded=(memory,))
+                await folding.supersede(service, outdated, newer.id, at, folding.Applied(memory))
                 return "changed"
             if verdicts.get(memory.id) is not Verdict.SAME:
                 continue
@@ -273,8 +273,8 @@ async def _overtaken(service: MemoryService, memory: Memory, later: list[Memory]
     as of when that one began; whether there was one."""
     if not later:
         return False
-    newest = max(later, key=lambda m: m.lifetime.valid_from or service.now())
-    at = newest.lifetime.valid_from or service.now()
+    newest = max(later, key=lambda m: m.lifetime.said_at or service.now())
+    at = newest.lifetime.said_at or service.now()
     held = await service.mem0.get(memory.id)  # as marked meanwhile (revived, say)
     if held is None or not held.lifetime.current:
         return False

@@ -6,8 +6,10 @@ leases a few pending memories at a time, oldest first, and judges each against t
 its scope stored before it, exactly as the add would have: a restatement reinforces the older
 memory (taking its words if they add a detail) and is folded into it (marked, not deleted, so
 the id the agent was given keeps answering), a change marks the older value superseded by it,
-and a new fact stays. It runs without any client call, and only
-while the judge can give verdicts.
+and a new fact stays. A memory said after it (stored later, made current again by a change
+back, or restated: `stated_at`) is later: it is asked whether it replaces the pending one, and
+is never replaced by it. It runs without any client call, and only while the judge can give
+verdicts.
 """
 
 from __future__ import annotations

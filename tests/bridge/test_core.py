@@ -1400,7 +1400,7 @@ async def test_a_value_stored_during_an_outage_never_replaces_a_value_restated_a
     with core.judge_down():
         await core.add("The API port is 9000")
     shown_one = core.configured(judge_max_candidates=1)
-    said = await shown_one.add("Our API port is 8080", "project", ALPHA)
+    said = await shown_one.add("Port 8080 serves our API", "project", ALPHA)
     assert said.action == "reinforced"
     await settle(core.service)
     assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
@@ -1459,6 +1459,31 @@ async def test_a_restatement_of_a_wording_links_another_copy_to_the_fact_s_first
     shown_one = core.configured(judge_max_candidates=1)
     await shown_one.add("The API port is 7000", "project", ALPHA)
     assert core.mem0.current_texts("alpha") == ["The API port is 7000"]
+
+
+async def test_a_restatement_reaches_a_current_memory_found_too_far_to_be_a_candidate(
+    core: Core,
+) -> None:
+    # 8080, 9000, then 8080 again in a long sentence that the search finds but ranks under the
+    # candidates' floor. The restatement is shown the first 8080 only (too far to revive): it
+    # must be shown the current memory that leads to as well, and be linked to it.
+    apart = core.configured(verdict_similarity_floor=0.99)
+    await apart.add("The API port is 8080", "project", ALPHA)
+    await apart.add("The API port is 9000", "project", ALPHA)
+    reaching = core.configured(
+        verdict_similarity_floor=0.99, reinforcement_prefilter_threshold=0.05
+    )
+    back = await reaching.add(
+        "After the big migration all clients everywhere reach the API through a new edge proxy "
+        "which listens on port 8080 for every region and every tenant without any exception or "
+        "delay whatsoever",
+        "project",
+        ALPHA,
+    )
+    assert back.superseded_ids
+    shown_one = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
+    said = await shown_one.add("Port 8080 serves our API", "project", ALPHA)
+    assert said.restates == back.memory_ids[0]
 
 
 async def test_the_wordings_of_a_superseded_memory_are_superseded_with_it(core: Core) -> None:

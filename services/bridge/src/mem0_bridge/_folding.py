@@ -77,31 +77,29 @@ async def candidates(service: MemoryService, text: str, namespace: str) -> list[
     heads = _heads(found)
     rank = _fused_ranks(text, found, heads)
     chosen = {c.id for c in sorted(close, key=lambda c: _precedence(text, c, rank, heads))[:shown]}
-    return await _reaching(service, [c for c in close if c.id in chosen], heads, found)
+    return await _reaching(service, [c for c in close if c.id in chosen], heads)
 
 
 async def _reaching(
-    service: MemoryService,
-    chosen: Sequence[Memory],
-    heads: Mapping[str, str],
-    found: Sequence[Memory],
+    service: MemoryService, chosen: Sequence[Memory], heads: Mapping[str, str]
 ) -> list[Memory]:
-    """`chosen`, each older value that stands for its fact's current value (`_heads`: that
-    memory ranked too low to be fetched) followed by the current memory it leads to, scored as
-    the older value was. The judge must see what the fact holds now: a restatement of the value
-    it holds, found only as an older value too far from the statement to revive, would be
-    stored beside it."""
-    known = {c.id for c in found}
+    """`chosen`, each older value whose fact's current memory is not among them (not fetched,
+    or fetched too far from the statement to be a candidate) followed by that current memory,
+    scored as the older value was. The judge must see what the fact holds now: a restatement of
+    the value it holds, found only as an older value too far from the statement to revive,
+    would be stored beside it."""
+    shown = {c.id for c in chosen}
     reaching: list[Memory] = []
     room = MAX_COMPARE_CANDIDATES - len(chosen)
     for memory in chosen:
         reaching.append(memory)
-        if memory.lifetime.current or heads[memory.id] != memory.id or room <= 0:
+        head = heads[memory.id]
+        if memory.lifetime.current or (head != memory.id and head in shown) or room <= 0:
             continue
         successor = await current_successor(service, memory)
-        if successor is None or successor.id in known:
+        if successor is None or successor.id in shown:
             continue
-        known.add(successor.id)
+        shown.add(successor.id)
         room -= 1
         reaching.append(
             replace(

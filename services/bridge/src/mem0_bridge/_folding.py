@@ -543,6 +543,12 @@ async def supersede(
     await _supersede(service, decision.superseded, survivor_id, at, applied, spared=decision.spared)
 
 
+async def outdate(service: MemoryService, memory: Memory, by: str, at: datetime) -> None:
+    """Mark `memory` superseded by the later memory `by` as of `at`, with its current wordings
+    (`supersede` for one memory no verdict named)."""
+    await _supersede(service, [memory], by, at, Applied(memory), spared=frozenset())
+
+
 async def _supersede(
     service: MemoryService,
     older: Sequence[Memory],

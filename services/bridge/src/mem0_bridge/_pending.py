@@ -149,8 +149,7 @@ class Reconciler:
             at = newer.lifetime.said_at or service.now()  # when it was said after `memory`
             if folding.judged_changed(newer.text, judged, verdicts, service.settings):
                 # With its wordings: a value reconciled before it may restate it already.
-                outdated = folding.Decision(None, superseded=(memory,))
-                await folding.supersede(service, outdated, newer.id, at, folding.Applied(memory))
+                await folding.outdate(service, memory, newer.id, at)
                 return "changed"
             if verdicts.get(memory.id) is not Verdict.SAME:
                 continue

@@ -20,6 +20,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from mem0_bridge import BridgeError, BridgeSettings
+from mem0_bridge._folding import candidates
 from mem0_bridge._judge import JudgeClient
 from mem0_bridge._mem0 import Mem0Client, Memory
 from mem0_bridge._ranker import RankerClient, Stats
@@ -1493,3 +1494,33 @@ async def test_the_wordings_of_a_superseded_memory_are_superseded_with_it(core: 
     assert wording.restates == first.memory_ids[0]
     await service.add("The API port is 9000", "project", ALPHA)
     assert core.mem0.current_texts("alpha") == ["The API port is 9000"]
+
+
+async def test_an_add_reads_each_link_of_a_fact_s_history_past_its_search_once(
+    core: Core,
+) -> None:
+    # A fact changed six times. The next statement's search finds its first three values, the
+    # third too far from it to be a candidate, and their chain leads on through four memories
+    # it did not find. The judge is shown the current one: each of the four is read once, and
+    # none of the three found.
+    for port in (1001, 1002):
+        await core.add(f"The API port is {port}")
+    await core.add("The API port 1003 xqz vrt a b c d e f")
+    for port in (1004, 1005, 1006, 1007):
+        await core.add(f"xqz vrt {port}")
+    assert core.mem0.current_texts("alpha") == ["xqz vrt 1007"]
+    beyond = {m.id for m in core.mem0.memories.values() if m.text.startswith("xqz")}
+    before = len(core.mem0.requests)
+    service = core.configured(reinforcement_prefilter_threshold=0.3)
+    shown = await candidates(service, "The API port is 1009", "alpha")
+    reads = [
+        r.url.path.rsplit("/", 1)[-1]
+        for r in core.mem0.requests[before:]
+        if r.method == "GET" and r.url.path.startswith("/memories/")
+    ]
+    assert sorted(reads) == sorted(beyond)
+    assert [m.text for m in shown] == [
+        "The API port is 1001",
+        "xqz vrt 1007",
+        "The API port is 1002",
+    ]

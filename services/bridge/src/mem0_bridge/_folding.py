@@ -48,6 +48,7 @@ from mem0_bridge._inputs import same_text
 from mem0_bridge._judge import Verdict
 from mem0_bridge._lifetime import RESTATES, SUPERSEDES, WORDINGS
 from mem0_bridge._mem0 import Mem0Error, Memory
+from mem0_bridge._reads import Reads
 from mem0_bridge._settings import BridgeSettings
 from mem0_bridge._wording import adds_details, differs_only_in_values, name_overlap, same_values
 from mem0mcp.contract import MAX_COMPARE_CANDIDATES
@@ -77,26 +78,50 @@ async def candidates(service: MemoryService, text: str, namespace: str) -> list[
     heads = _heads(found)
     rank = _fused_ranks(text, found, heads)
     chosen = {c.id for c in sorted(close, key=lambda c: _precedence(text, c, rank, heads))[:shown]}
-    return await _reaching(service, [c for c in close if c.id in chosen], heads)
+    return await _reaching(service, [c for c in close if c.id in chosen], heads, found)
+
+
+#: Links of older candidates' chains read at once before they are followed (the walk goes on
+#: one read at a time past them).
+CHAIN_PREFETCH_HOPS = 8
 
 
 async def _reaching(
-    service: MemoryService, chosen: Sequence[Memory], heads: Mapping[str, str]
+    service: MemoryService,
+    chosen: Sequence[Memory],
+    heads: Mapping[str, str],
+    found: Sequence[Memory],
 ) -> list[Memory]:
     """`chosen`, each older value whose fact's current memory is not among them (not fetched,
     or fetched too far from the statement to be a candidate) followed by that current memory,
     scored as the older value was. The judge must see what the fact holds now: a restatement of
     the value it holds, found only as an older value too far from the statement to revive,
-    would be stored beside it."""
+    would be stored beside it. Chains are followed from their last `found` memory, and each
+    link read once."""
+    by_id = {c.id: c for c in found}
     shown = {c.id for c in chosen}
     reaching: list[Memory] = []
     room = MAX_COMPARE_CANDIDATES - len(chosen)
+    reads = Reads(service.mem0, found)
+    # The walks below, read at once: from each older value's last found link, unless the
+    # memory that link stands for is shown anyway.
+    starts: list[str] = []
+    for memory in chosen:
+        end = by_id[heads[memory.id]]
+        onward = end.lifetime.superseded_by or end.lifetime.folded_into
+        if onward is not None and (end is memory or end.id not in shown):
+            starts.append(onward)
+    await reads.chains(
+        starts,
+        hops=CHAIN_PREFETCH_HOPS,
+        stop=lambda m: m.run_id != chosen[0].run_id,
+    )
     for memory in chosen:
         reaching.append(memory)
-        head = heads[memory.id]
-        if memory.lifetime.current or (head != memory.id and head in shown) or room <= 0:
+        head = by_id[heads[memory.id]]
+        if memory.lifetime.current or (head is not memory and head.id in shown) or room <= 0:
             continue
-        successor = await current_successor(service, memory)
+        successor = head if head.lifetime.current else await current_successor(service, head, reads)
         if successor is None or successor.id in shown:
             continue
         shown.add(successor.id)
@@ -701,25 +726,31 @@ async def _successor(
     return [successor]
 
 
-async def successors(service: MemoryService, memory: Memory) -> AsyncIterator[Memory]:
+async def successors(
+    service: MemoryService, memory: Memory, reads: Reads | None = None
+) -> AsyncIterator[Memory]:
     """The memories along `memory`'s superseded_by (or folded_into) chain, in order, within its
-    namespace; the chain ends at a current memory, a gap, a loop or another namespace."""
+    namespace; the chain ends at a current memory, a gap, a loop or another namespace. `reads`
+    shares the links read with other walks of the same call."""
     life = memory.lifetime
     next_id = life.superseded_by or life.folded_into
     seen = {memory.id}
+    get = service.mem0.get if reads is None else reads.get
     while next_id is not None and next_id not in seen:
         seen.add(next_id)
-        successor = await service.mem0.get(next_id)
+        successor = await get(next_id)
         if successor is None or successor.run_id != memory.run_id:
             return
         yield successor
         next_id = successor.lifetime.superseded_by or successor.lifetime.folded_into
 
 
-async def current_successor(service: MemoryService, memory: Memory) -> Memory | None:
+async def current_successor(
+    service: MemoryService, memory: Memory, reads: Reads | None = None
+) -> Memory | None:
     """The current memory at the end of `memory`'s superseded_by (or folded_into) chain, in
     its namespace; None when the chain ends in nothing current."""
-    async for successor in successors(service, memory):
+    async for successor in successors(service, memory, reads):
         if successor.lifetime.current:
             return successor
     return None

@@ -26,6 +26,7 @@ from mem0_bridge._lifetime import one_per_fact, rfc3339, superseded_last
 from mem0_bridge._mem0 import Mem0Error, Memory, newest_time
 from mem0_bridge._models import Hit, SearchResult
 from mem0_bridge._ranker import RankCandidate
+from mem0_bridge._reads import Reads
 from mem0_bridge._render import to_hit
 from mem0_bridge._rewrites import Rewrite, Rewrites
 from mem0_bridge._scopes import is_pin_namespace
@@ -166,6 +167,20 @@ async def _successors_first(
     fetched: dict[str, Hit] = {}
     #: Per superseded hit, the memory among the results it must rank below.
     below: dict[str, str] = {}
+
+    def foreign(memory: Memory) -> bool:
+        return memory.user_id != service.user_id or (
+            namespaces is not None and memory.run_id not in namespaces
+        )
+
+    reads = Reads(service.mem0)
+
+    def ends_walk(memory: Memory) -> bool:
+        onward = memory.lifetime.superseded_by or memory.lifetime.folded_into
+        return foreign(memory) or onward in found
+
+    starts = [h.superseded_by for h in hits if h.superseded_by and h.superseded_by not in found]
+    await reads.chains(starts, hops=MAX_SUCCESSOR_HOPS, stop=ends_walk)
     for hit in hits:
         successor_id, hops = hit.superseded_by, 0
         while successor_id is not None and hops < MAX_SUCCESSOR_HOPS:
@@ -173,12 +188,8 @@ async def _successors_first(
                 below[hit.id] = successor_id
                 break
             hops += 1
-            successor = await service.mem0.get(successor_id)
-            if (
-                successor is None
-                or successor.user_id != service.user_id
-                or (namespaces is not None and successor.run_id not in namespaces)
-            ):
+            successor = await reads.get(successor_id)
+            if successor is None or foreign(successor):
                 break
             if successor.lifetime.current:
                 fetched[hit.id] = to_hit(successor, score=hit.score)

@@ -30,6 +30,7 @@ from typing import Any
 import anyio
 import httpx
 
+from bench._cpu import CpuWindow
 from bench._mcp import call_tool, http_bridge
 from bench._report import RESULTS_DIR, format_table, progress, summarize, write_result
 from bench.load.checker import CheckResult, FactSpec, Stored, check, history_wanted
@@ -444,6 +445,8 @@ async def run_load(
     connect_seconds = time.monotonic() - connecting
     progress(f"  [{label}] {clients} sessions open after {connect_seconds:.1f}s; go")
     recorder.restart_clock()
+    cpu = CpuWindow()
+    cpu.start()
     gate.open()
     if on_window is not None:
         on_window("start")
@@ -457,6 +460,7 @@ async def run_load(
     )
     await asyncio.gather(*running)
     elapsed = recorder.now()
+    cpu_seconds = cpu.stop()
     if on_window is not None:
         on_window("stop")
     if injecting is not None:
@@ -508,6 +512,7 @@ async def run_load(
         "search_error_samples": final_errors[:MAX_SHOWN_VIOLATIONS],
         "histories_read": len(histories),
     }
+    entry["cpu"] = cpu_use(cpu_seconds, elapsed, entry)
     # The machine is shared: its load says how much these latencies are worth.
     entry["load_average_after"] = [round(x, 1) for x in os.getloadavg()]
     progress(f"  [{label}] {_verdict_line(entry)}")
@@ -581,6 +586,22 @@ def _entry(
         "notes": dict(recorder.notes),
         "latency": {tool: summarize(times) for tool, times in recorder.latencies.items()},
         "timeline": [[second, *counts] for second, counts in sorted(recorder.timeline.items())],
+    }
+
+
+def cpu_use(seconds: dict[str, float], elapsed: float, entry: dict[str, Any]) -> dict[str, Any]:
+    """Where the machine's CPU went while the clients ran: `seconds` per part of the stack,
+    `busy_cores` (all parts, `other` included: the machine's other users), and
+    `ms_per_call`, each part's CPU per successful call."""
+    answered = sum(tool["calls"] for tool in entry["per_tool"].values())
+    return {
+        "seconds": seconds,
+        "busy_cores": round(sum(seconds.values()) / elapsed, 2) if elapsed else 0.0,
+        "cores": os.cpu_count(),
+        "ms_per_call": {
+            part: round(1000 * used / answered, 1) if answered else None
+            for part, used in seconds.items()
+        },
     }
 
 
@@ -687,6 +708,29 @@ def print_table(runs: Sequence[dict[str, Any]]) -> None:
         "exactly one current memory; unread = facts with an acknowledged value no longer "
         "readable)"
     )
+    print_cpu(runs)
+
+
+def print_cpu(runs: Sequence[dict[str, Any]]) -> None:
+    """Where the CPU went: per run, each part's CPU ms per successful call, and how many cores
+    were busy (a rate is bounded by cores x 1000 / the total)."""
+    measured = [r for r in runs if r.get("cpu")]
+    parts = sorted({part for r in measured for part in r["cpu"]["ms_per_call"]})
+    if not parts:
+        return
+    rows = [
+        [
+            r["scenario"],
+            r["clients"],
+            r["cpu"]["busy_cores"],
+            *(r["cpu"]["ms_per_call"].get(part) or 0.0 for part in parts),
+            round(sum(v or 0.0 for v in r["cpu"]["ms_per_call"].values()), 1),
+        ]
+        for r in measured
+    ]
+    print()
+    print(format_table(["fault", "clients", "busy cores", *parts, "total"], rows))
+    print("(CPU ms per successful call while the clients ran; other = the machine's other users)")
 
 
 def plot(runs: Sequence[dict[str, Any]], path: Path) -> None:

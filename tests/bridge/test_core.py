@@ -1524,3 +1524,26 @@ async def test_an_add_reads_each_link_of_a_fact_s_history_past_its_search_once(
         "xqz vrt 1007",
         "The API port is 1002",
     ]
+
+
+async def test_the_reconciler_holds_no_scope_lock_while_it_waits_for_the_judge(
+    core: Core,
+) -> None:
+    # 9000 is stored unjudged, then another fact after it. Reconciling 9000 asks the judge
+    # about the later memory too; behind a slow LLM, an add of the scope must not wait for
+    # that answer: every verdict the reconciler waits for is asked without the scope's lock.
+    await core.add("The API port is 8080")
+    with core.judge_down():
+        await core.add("The API port is 9000")
+    await core.add("The web port is 9000")
+    held_while_judged: list[int] = []
+
+    def watching(fact: str, text: str) -> judge_pb2.Verdict.ValueType:
+        held_while_judged.append(len(core.service.scope_locks))
+        return port_rule(fact, text)
+
+    core.judge.judge.script = watching
+    await settle(core.service)
+    assert held_while_judged
+    assert set(held_while_judged) == {0}
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000", "The web port is 9000"]

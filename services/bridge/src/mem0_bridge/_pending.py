@@ -14,6 +14,7 @@ verdicts.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from mem0_bridge import _folding as folding
+from mem0_bridge._concurrency import gather
 from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._judge import Verdict
 from mem0_bridge._lifetime import RESTATES, parse_time
@@ -128,22 +130,21 @@ class Reconciler:
         await service.ranker.fold(service.rscope(namespace), into, [memory.id])
 
     async def _outdated(
-        self, memory: Memory, namespace: str, later: list[Memory]
+        self, memory: Memory, namespace: str, later: list[Memory], early: _Verdicts | None
     ) -> str | PeerFailure | None:
         """Settle `memory` against `later`, the current memories stored after it, if one of
         them restates or replaces its value (an add made while it waited, judged without it):
         it is then folded into, worded as, or superseded by that later memory, as of when that
         one was stored, and never made to replace it. The outcome; None when none did."""
         service = self._service
-        # Its own fact's memories first: other facts' sentences of the same shape are often
-        # closer, and only the first few are asked.
-        shared = name_overlap(memory.text, [c.text for c in later])
-        ranked = [c for _, c in sorted(zip(shared, later, strict=True), key=lambda p: -p[0])]
-        for newer in ranked[:LATER_ASKED]:
-            # The search ran with `memory` as its query: its similarity to `newer` is the same
-            # either way round, as the guards want it on the memory judged.
-            judged = replace(memory, similarity=newer.similarity_to_query)
-            verdicts = await folding.verdicts_on(service, newer.text, [judged])
+        for newer in _later_asked(memory, later):
+            judged = _judged_by_later(memory, newer)
+            known = early.by_later(judged, newer) if early is not None else None
+            verdicts = (
+                known
+                if known is not None
+                else await folding.verdicts_on(service, newer.text, [judged])
+            )
             if isinstance(verdicts, PeerFailure):
                 return verdicts
             at = newer.lifetime.said_at or service.now()  # when it was said after `memory`
@@ -205,14 +206,29 @@ class Reconciler:
         memory = await self._service.mem0.get(memory_id)
         if memory is None or memory.run_id is None or not memory.lifetime.current:
             return None
+        service = self._service
         close = await self._candidates(memory, memory.run_id)
-        _, older = _around(close, memory)
-        if not older:
-            return None
-        verdicts = await folding.verdicts_on(self._service, memory.text, older)
-        if isinstance(verdicts, PeerFailure):
-            return None
-        return _Verdicts(_judged_state(memory, older), verdicts)
+        later, older = _around(close, memory)
+        asked = [(_judged_by_later(memory, newer), newer) for newer in _later_asked(memory, later)]
+
+        async def by_later(judged: Memory, newer: Memory) -> folding.Verdicts | PeerFailure:
+            return await folding.verdicts_on(service, newer.text, [judged])
+
+        async def on_older() -> folding.Verdicts | PeerFailure | None:
+            return await folding.verdicts_on(service, memory.text, older) if older else None
+
+        verdicts, *answers = await gather(
+            on_older, *(functools.partial(by_later, judged, newer) for judged, newer in asked)
+        )
+        return _Verdicts(
+            _judged_state(memory, older),
+            None if isinstance(verdicts, PeerFailure) else verdicts,
+            [
+                (_judged_state(judged, [newer]), answer)
+                for (judged, newer), answer in zip(asked, answers, strict=True)
+                if isinstance(answer, folding.Verdicts)
+            ],
+        )
 
     async def _judged(self, memory: Memory, namespace: str, early: _Verdicts | None) -> str | None:
         """Judge `memory` against the memories stored before it, as its add would have been,
@@ -223,15 +239,15 @@ class Reconciler:
             return "new"  # folded into a later memory, which speaks for it
         close = await self._candidates(memory, namespace)
         later, older = _around(close, memory)
-        outdated = await self._outdated(memory, namespace, later)
+        outdated = await self._outdated(memory, namespace, later, early)
         if outdated is not None:
             return None if isinstance(outdated, PeerFailure) else outdated
         if not older:
             return "new"
-        if early is not None and early.state == _judged_state(memory, older):
-            verdicts: folding.Verdicts | PeerFailure = early.verdicts
-        else:
-            verdicts = await folding.verdicts_on(service, memory.text, older)
+        known = early.on(memory, older) if early is not None else None
+        verdicts = (
+            known if known is not None else await folding.verdicts_on(service, memory.text, older)
+        )
         if isinstance(verdicts, PeerFailure):
             return None
         decision = folding.decide(memory.text, older, verdicts, service.settings)
@@ -284,10 +300,38 @@ async def _overtaken(service: MemoryService, memory: Memory, later: list[Memory]
 
 @dataclass(frozen=True)
 class _Verdicts:
-    """Verdicts on a pending memory, and what they judged (`_judged_state`)."""
+    """Verdicts asked for a pending memory before its scope's lock was taken, each with what
+    it judged (`_judged_state`): on the memories before it, and by each later memory asked
+    (`_outdated`). Under the lock one is used only while mem0 still holds what it judged."""
 
     state: list[tuple[str, str, object]]
-    verdicts: folding.Verdicts
+    verdicts: folding.Verdicts | None
+    later: list[tuple[list[tuple[str, str, object]], folding.Verdicts]]
+
+    def on(self, memory: Memory, older: list[Memory]) -> folding.Verdicts | None:
+        """The verdicts on `memory` against `older`, if they judged those."""
+        return self.verdicts if self.state == _judged_state(memory, older) else None
+
+    def by_later(self, judged: Memory, newer: Memory) -> folding.Verdicts | None:
+        """The verdicts of `newer` on `judged`, if they were asked of those."""
+        state = _judged_state(judged, [newer])
+        return next((verdicts for asked, verdicts in self.later if asked == state), None)
+
+
+def _later_asked(memory: Memory, later: list[Memory]) -> list[Memory]:
+    """The later memories `memory` is judged against, its own fact's first (the most rare
+    words in common): other facts' sentences of the same shape are often closer, and only
+    the first few are asked."""
+    shared = name_overlap(memory.text, [c.text for c in later])
+    ranked = [c for _, c in sorted(zip(shared, later, strict=True), key=lambda p: -p[0])]
+    return ranked[:LATER_ASKED]
+
+
+def _judged_by_later(memory: Memory, newer: Memory) -> Memory:
+    """`memory` as the later `newer` judges it: the search ran with `memory` as its query, so
+    its similarity to `newer` is the same either way round, as the guards want it on the
+    memory judged."""
+    return replace(memory, similarity=newer.similarity_to_query)
 
 
 def _judged_state(memory: Memory, older: list[Memory]) -> list[tuple[str, str, object]]:

@@ -1547,3 +1547,25 @@ async def test_the_reconciler_holds_no_scope_lock_while_it_waits_for_the_judge(
     assert held_while_judged
     assert set(held_while_judged) == {0}
     assert core.mem0.current_texts("alpha") == ["The API port is 9000", "The web port is 9000"]
+
+
+async def test_a_change_restated_while_it_waited_still_replaces_the_older_value(
+    core: Core,
+) -> None:
+    # While the judge is away: 3 said again, then changed to 5, then 5 said again. Reconciled,
+    # the change becomes a wording of the restatement of 5, whose judge is shown other facts'
+    # "5 is used by ..." and not the first 3: the change must still replace it.
+    service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=3)
+    await service.add("3 is the replicas of the lanami nuvuni.", "project", ALPHA)
+    for other in ("kobo pita", "rima sulo", "tavo mek"):
+        await service.add(f"5 is used by the {other}.", "project", ALPHA)
+    with core.judge_down():
+        await service.add("The lanami nuvuni replicas is 3.", "project", ALPHA)
+        change = await service.add(
+            "From now on the lanami nuvuni has replicas 5.", "project", ALPHA
+        )
+        await service.add("5 is used by the lanami nuvuni.", "project", ALPHA)
+    await settle(service)
+    current = core.mem0.current_texts("alpha")
+    assert not [text for text in current if "3" in text]
+    assert core.mem0.memories[change.memory_ids[0]].metadata.get("restates")

@@ -168,6 +168,34 @@ class Reconciler:
             return "restated"
         return None
 
+    async def _replaces_older(
+        self, memory: Memory, older: list[Memory], later: list[Memory], early: _Verdicts | None
+    ) -> None:
+        """Mark the older values `memory` changed superseded, as its add would have, now that a
+        later memory restating it speaks for its value (`_outdated`): that one's own judge may
+        not have been shown them (other facts' sentences of its shape crowd them out), and an
+        older value left current would stand beside the latest. Nothing when the judge cannot
+        answer: the older values stay as they are."""
+        service = self._service
+        known = early.on(memory, older) if early is not None else None
+        verdicts = (
+            known if known is not None else await folding.verdicts_on(service, memory.text, older)
+        )
+        if isinstance(verdicts, PeerFailure):
+            return
+        decision = folding.decide(memory.text, older, verdicts, service.settings)
+        held = await service.mem0.get(memory.id)
+        if not decision.superseded or held is None:
+            return
+        speaker = held.lifetime.folded_into or held.lifetime.restates or held.id
+        changes = folding.Decision(
+            None,
+            superseded=decision.superseded,
+            spared=decision.spared | {speaker} | {c.id for c in later},
+        )
+        at = memory.lifetime.valid_from or service.now()
+        await folding.supersede(service, changes, speaker, at, folding.Applied(memory))
+
     async def _replaced_while_waiting(self, memory: Memory, namespace: str) -> str | None:
         """Settle `memory`, superseded by a later add while it waited. That add judged it
         and replaced it, and with it no value but the closest one's: the older current values
@@ -240,6 +268,8 @@ class Reconciler:
         close = await self._candidates(memory, namespace)
         later, older = _around(close, memory)
         outdated = await self._outdated(memory, namespace, later, early)
+        if outdated == "restated" and older:
+            await self._replaces_older(memory, older, later, early)
         if outdated is not None:
             return None if isinstance(outdated, PeerFailure) else outdated
         if not older:

@@ -14,7 +14,6 @@ verdicts.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -24,7 +23,6 @@ from typing import TYPE_CHECKING
 import anyio
 
 from mem0_bridge import _folding as folding
-from mem0_bridge._concurrency import gather
 from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._judge import Verdict
 from mem0_bridge._lifetime import RESTATES, parse_time
@@ -229,33 +227,33 @@ class Reconciler:
         return "changed" if applied.superseded else "new"
 
     async def _early_verdicts(self, memory_id: str) -> _Verdicts | None:
-        """The verdicts on a pending memory, asked for without holding its scope's lock; None
-        when there is nothing to judge now (the locked step finds out why)."""
-        memory = await self._service.mem0.get(memory_id)
+        """The verdicts on a pending memory, asked for without holding its scope's lock, as
+        the locked step asks for them: by each later memory until one settles it, then on the
+        older memories unless it was replaced. One at a time: this is background work, and
+        must not crowd the LLM that adds and searches wait on. None when there is nothing to
+        judge now (the locked step finds out why)."""
+        service = self._service
+        memory = await service.mem0.get(memory_id)
         if memory is None or memory.run_id is None or not memory.lifetime.current:
             return None
-        service = self._service
         close = await self._candidates(memory, memory.run_id)
         later, older = _around(close, memory)
-        asked = [(_judged_by_later(memory, newer), newer) for newer in _later_asked(memory, later)]
-
-        async def by_later(judged: Memory, newer: Memory) -> folding.Verdicts | PeerFailure:
-            return await folding.verdicts_on(service, newer.text, [judged])
-
-        async def on_older() -> folding.Verdicts | PeerFailure | None:
-            return await folding.verdicts_on(service, memory.text, older) if older else None
-
-        verdicts, *answers = await gather(
-            on_older, *(functools.partial(by_later, judged, newer) for judged, newer in asked)
-        )
+        by_later: list[tuple[list[tuple[str, str, object]], folding.Verdicts]] = []
+        for newer in _later_asked(memory, later):
+            judged = _judged_by_later(memory, newer)
+            answer = await folding.verdicts_on(service, newer.text, [judged])
+            if isinstance(answer, PeerFailure):
+                break
+            by_later.append((_judged_state(judged, [newer]), answer))
+            if folding.judged_changed(newer.text, judged, answer, service.settings):
+                return _Verdicts(_judged_state(memory, older), None, by_later)
+            if answer.get(memory.id) is Verdict.SAME:
+                break
+        on_older = await folding.verdicts_on(service, memory.text, older) if older else None
         return _Verdicts(
             _judged_state(memory, older),
-            None if isinstance(verdicts, PeerFailure) else verdicts,
-            [
-                (_judged_state(judged, [newer]), answer)
-                for (judged, newer), answer in zip(asked, answers, strict=True)
-                if isinstance(answer, folding.Verdicts)
-            ],
+            None if isinstance(on_older, PeerFailure) else on_older,
+            by_later,
         )
 
     async def _judged(self, memory: Memory, namespace: str, early: _Verdicts | None) -> str | None:

@@ -108,7 +108,7 @@ async def _reaching(
     starts: list[str] = []
     for memory in chosen:
         end = by_id[heads[memory.id]]
-        onward = end.lifetime.superseded_by or end.lifetime.folded_into
+        onward = end.lifetime.onward
         if onward is not None and (end is memory or end.id not in shown):
             starts.append(onward)
     await reads.chains(
@@ -147,7 +147,7 @@ def _heads(found: Sequence[Memory]) -> dict[str, str]:
     heads: dict[str, str] = {}
     for memory in found:
         head, seen = memory, {memory.id}
-        while (onward := head.lifetime.superseded_by or head.lifetime.folded_into) in by_id:
+        while (onward := head.lifetime.onward) in by_id:
             if onward in seen:
                 break  # a ring of links (never made on purpose): stop where it closes
             seen.add(onward)
@@ -732,8 +732,7 @@ async def successors(
     """The memories along `memory`'s superseded_by (or folded_into) chain, in order, within its
     namespace; the chain ends at a current memory, a gap, a loop or another namespace. `reads`
     shares the links read with other walks of the same call."""
-    life = memory.lifetime
-    next_id = life.superseded_by or life.folded_into
+    next_id = memory.lifetime.onward
     seen = {memory.id}
     get = service.mem0.get if reads is None else reads.get
     while next_id is not None and next_id not in seen:
@@ -742,7 +741,7 @@ async def successors(
         if successor is None or successor.run_id != memory.run_id:
             return
         yield successor
-        next_id = successor.lifetime.superseded_by or successor.lifetime.folded_into
+        next_id = successor.lifetime.onward
 
 
 async def current_successor(

@@ -132,6 +132,12 @@ class Lifetime:
         return self.superseded_by is None and self.folded_into is None
 
     @property
+    def onward(self) -> str | None:
+        """The next link of its fact's chain: the memory that superseded it, or that it was
+        folded into; None while it is current."""
+        return self.superseded_by or self.folded_into
+
+    @property
     def valid_from(self) -> datetime | None:
         return self.spans[-1][0] if self.spans else None
 

@@ -40,9 +40,7 @@ class Reads:
         answers a walk along them without waiting on mem0."""
 
         def onward_of(memory: Memory | None) -> str | None:
-            if memory is None or memory.lifetime.current or stop(memory):
-                return None
-            return memory.lifetime.superseded_by or memory.lifetime.folded_into
+            return None if memory is None or stop(memory) else memory.lifetime.onward
 
         level, seen = set(starts), set[str]()
         for _ in range(hops):

@@ -176,8 +176,7 @@ async def _successors_first(
     reads = Reads(service.mem0)
 
     def ends_walk(memory: Memory) -> bool:
-        onward = memory.lifetime.superseded_by or memory.lifetime.folded_into
-        return foreign(memory) or onward in found
+        return foreign(memory) or memory.lifetime.onward in found
 
     starts = [h.superseded_by for h in hits if h.superseded_by and h.superseded_by not in found]
     await reads.chains(starts, hops=MAX_SUCCESSOR_HOPS, stop=ends_walk)
@@ -196,7 +195,7 @@ async def _successors_first(
                 found.add(successor.id)
                 below[hit.id] = successor.id
                 break
-            successor_id = successor.lifetime.superseded_by or successor.lifetime.folded_into
+            successor_id = successor.lifetime.onward
     with_successors: list[Hit] = []
     for hit in hits:
         if hit.id in fetched:

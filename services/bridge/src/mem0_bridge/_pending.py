@@ -138,11 +138,7 @@ class Reconciler:
         for newer in _later_asked(memory, later):
             judged = _judged_by_later(memory, newer)
             known = early.by_later(judged, newer) if early is not None else None
-            verdicts = (
-                known
-                if known is not None
-                else await folding.verdicts_on(service, newer.text, [judged])
-            )
+            verdicts = await _or_asked(service, known, newer.text, [judged])
             if isinstance(verdicts, PeerFailure):
                 return verdicts
             at = newer.lifetime.said_at or service.now()  # when it was said after `memory`
@@ -176,23 +172,20 @@ class Reconciler:
         answer: the older values stay as they are."""
         service = self._service
         known = early.on(memory, older) if early is not None else None
-        verdicts = (
-            known if known is not None else await folding.verdicts_on(service, memory.text, older)
-        )
+        verdicts = await _or_asked(service, known, memory.text, older)
         if isinstance(verdicts, PeerFailure):
             return
         decision = folding.decide(memory.text, older, verdicts, service.settings)
+        if not decision.superseded:
+            return
         held = await service.mem0.get(memory.id)
-        if not decision.superseded or held is None:
+        if held is None:
             return
         speaker = held.lifetime.folded_into or held.lifetime.restates or held.id
-        changes = folding.Decision(
-            None,
-            superseded=decision.superseded,
-            spared=decision.spared | {speaker} | {c.id for c in later},
-        )
+        # What speaks for it, or was said after it, is never replaced by it.
+        decision = replace(decision, spared=decision.spared | {speaker} | {c.id for c in later})
         at = memory.lifetime.valid_from or service.now()
-        await folding.supersede(service, changes, speaker, at, folding.Applied(memory))
+        await folding.supersede(service, decision, speaker, at, folding.Applied(memory))
 
     async def _replaced_while_waiting(self, memory: Memory, namespace: str) -> str | None:
         """Settle `memory`, superseded by a later add while it waited. That add judged it
@@ -238,7 +231,7 @@ class Reconciler:
             return None
         close = await self._candidates(memory, memory.run_id)
         later, older = _around(close, memory)
-        by_later: list[tuple[list[tuple[str, str, object]], folding.Verdicts]] = []
+        by_later: list[tuple[_State, folding.Verdicts]] = []
         for newer in _later_asked(memory, later):
             judged = _judged_by_later(memory, newer)
             answer = await folding.verdicts_on(service, newer.text, [judged])
@@ -273,9 +266,7 @@ class Reconciler:
         if not older:
             return "new"
         known = early.on(memory, older) if early is not None else None
-        verdicts = (
-            known if known is not None else await folding.verdicts_on(service, memory.text, older)
-        )
+        verdicts = await _or_asked(service, known, memory.text, older)
         if isinstance(verdicts, PeerFailure):
             return None
         decision = folding.decide(memory.text, older, verdicts, service.settings)
@@ -326,15 +317,27 @@ async def _overtaken(service: MemoryService, memory: Memory, later: list[Memory]
     return await folding.mark(service, held, held.lifetime.superseded(newest.id, at), "late")
 
 
+#: What a verdict depends on (`_judged_state`): each memory's id, text and metadata.
+_State = list[tuple[str, str, object]]
+
+
+async def _or_asked(
+    service: MemoryService, known: folding.Verdicts | None, text: str, judged: list[Memory]
+) -> folding.Verdicts | PeerFailure:
+    """`known` (verdicts asked before the scope's lock, on what mem0 still holds), else the
+    judge's verdicts on `judged` for `text`, asked now."""
+    return known if known is not None else await folding.verdicts_on(service, text, judged)
+
+
 @dataclass(frozen=True)
 class _Verdicts:
     """Verdicts asked for a pending memory before its scope's lock was taken, each with what
     it judged (`_judged_state`): on the memories before it, and by each later memory asked
     (`_outdated`). Under the lock one is used only while mem0 still holds what it judged."""
 
-    state: list[tuple[str, str, object]]
+    state: _State
     verdicts: folding.Verdicts | None
-    later: list[tuple[list[tuple[str, str, object]], folding.Verdicts]]
+    later: list[tuple[_State, folding.Verdicts]]
 
     def on(self, memory: Memory, older: list[Memory]) -> folding.Verdicts | None:
         """The verdicts on `memory` against `older`, if they judged those."""
@@ -362,7 +365,7 @@ def _judged_by_later(memory: Memory, newer: Memory) -> Memory:
     return replace(memory, similarity=newer.similarity_to_query)
 
 
-def _judged_state(memory: Memory, older: list[Memory]) -> list[tuple[str, str, object]]:
+def _judged_state(memory: Memory, older: list[Memory]) -> _State:
     """What a verdict on `memory` against `older` depends on: each one's id, text and metadata
     (its lifetime among them), in mem0's order."""
     return [(m.id, m.text, dict(m.metadata)) for m in (memory, *older)]

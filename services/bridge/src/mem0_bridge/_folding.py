@@ -100,26 +100,26 @@ async def _reaching(
     link read once."""
     by_id = {c.id: c for c in found}
     shown = {c.id for c in chosen}
-    reaching: list[Memory] = []
-    room = MAX_COMPARE_CANDIDATES - len(chosen)
-    reads = Reads(service.mem0, found)
-    # The walks below, read at once: from each older value's last found link, unless the
+    # Per older value, the last found link of its chain, walked on from there unless the
     # memory that link stands for is shown anyway.
-    starts: list[str] = []
-    for memory in chosen:
-        end = by_id[heads[memory.id]]
-        onward = end.lifetime.onward
-        if onward is not None and (end is memory or end.id not in shown):
-            starts.append(onward)
+    walked = {
+        memory.id: end
+        for memory in chosen
+        if not memory.lifetime.current
+        and ((end := by_id[heads[memory.id]]) is memory or end.id not in shown)
+    }
+    reads = Reads(service.mem0, found)
     await reads.chains(
-        starts,
+        [onward for end in walked.values() if (onward := end.lifetime.onward) is not None],
         hops=CHAIN_PREFETCH_HOPS,
         stop=lambda m: m.run_id != chosen[0].run_id,
     )
+    reaching: list[Memory] = []
+    room = MAX_COMPARE_CANDIDATES - len(chosen)
     for memory in chosen:
         reaching.append(memory)
-        head = by_id[heads[memory.id]]
-        if memory.lifetime.current or (head is not memory and head.id in shown) or room <= 0:
+        head = walked.get(memory.id)
+        if head is None or room <= 0:
             continue
         successor = head if head.lifetime.current else await current_successor(service, head, reads)
         if successor is None or successor.id in shown:

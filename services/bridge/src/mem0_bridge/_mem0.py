@@ -88,7 +88,7 @@ class Memory:
     #: (`score_details.raw_score`): comparable across searches, where `score` is not.
     raw_score: float | None = None
 
-    @property
+    @functools.cached_property
     def related_ids(self) -> tuple[str, ...]:
         """The memories this one was stored close to (`RELATED_KEY` in its metadata, written by
         the bridge on add); anything else found there is ignored, as mem0 holds whatever any

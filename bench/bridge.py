@@ -9,12 +9,14 @@ direct, bridge, direct, ...) so that machine noise hits both alike:
   calls it. `memory_add` runs the whole reconcile path: ranker duplicate check, a mem0 search
   for close memories, the judge's Compare when any pass the prefilter (FakeLLM answers UNRELATED
   for these facts, so each is added), the mem0 add, the ranker record. `memory_search` (a
-  question) runs the mem0 search, the judge's Rewrite and a second mem0 search concurrently,
-  then the ranker's rerank;
-- direct: the very mem0-local REST call the bridge makes for it (POST /memories with the same
-  body; POST /search with the same top_k), over a kept-alive httpx client, into a namespace of
-  its own that grows at the same pace, with facts and questions of its own (alike in form, so
-  that no text is embedded twice across the two sides: mem0-local caches embeddings).
+  question, each asked once) runs the over-fetching mem0 search and the ranker's rerank, and
+  asks the judge for the question's rewrite once it has answered (for the question's next
+  search);
+- direct: mem0-local's own REST call for it (POST /memories with the body the bridge sends;
+  POST /search at the top_k the agent asked the bridge for, where the bridge fetches that times
+  `MEM0_SEARCH_OVERFETCH`), over a kept-alive httpx client, into a namespace of its own that
+  grows at the same pace, with facts and questions of its own (alike in form, so that no text is
+  embedded twice across the two sides: mem0-local caches embeddings).
 
 Adds use infer=false on both sides (the stored text is the fact itself; with infer on, both
 would add the same LLM extraction call). The ratio of medians is what the bridge costs.
@@ -126,7 +128,7 @@ class Calls:
         body = {
             "query": question(DIRECT_OFFSET + i),
             "filters": {"user_id": self.settings.default_user_id, "run_id": self.direct_key},
-            "top_k": SEARCH_LIMIT * self.settings.search_overfetch,
+            "top_k": SEARCH_LIMIT,
         }
         response = await self.http.post("/search", json=body)
         response.raise_for_status()
@@ -193,7 +195,8 @@ def report(
             "bridge_budgets": "the bridge's defaults",
             "infer": calls.settings.infer,
             "search_limit": SEARCH_LIMIT,
-            "search_top_k": SEARCH_LIMIT * calls.settings.search_overfetch,
+            "search_top_k": SEARCH_LIMIT,
+            "bridge_search_top_k": SEARCH_LIMIT * calls.settings.search_overfetch,
             **machine(),
         },
     }

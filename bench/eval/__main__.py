@@ -72,7 +72,7 @@ DEFAULT_AXES: dict[str, tuple[float, ...]] = {
     "RANKER_ALPHA": (0.0, 0.2, 0.5, 1.0),
     "RANKER_HALF_LIFE_DAYS": (30.0, 90.0, 365.0),
     "RANKER_RECENCY_FLOOR": (0.3, 0.6, 1.0),
-    "MEM0_SEARCH_OVERFETCH": (1, 3, 6),
+    "MEM0_SEARCH_OVERFETCH": (1, 2, 3),
 }
 
 

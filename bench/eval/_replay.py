@@ -46,6 +46,7 @@ from bench._mcp import call_tool
 from bench.eval._dataset import GLOBAL, Dataset, Query
 from bench.eval._metrics import CUTOFF, Attribution, Owner, StoredMemory, first_relevant
 from bench.eval._progress import ProgressBar
+from mem0_bridge import BridgeSettings
 from mem0_bridge._lifetime import FOLDED_INTO, SUPERSEDED_BY
 from tests.fakes.judge_responder import judge_responder
 from tests.fakes.llm import FakeLLM, extraction_responder
@@ -59,7 +60,7 @@ JUDGES = ("none", "fake", "oracle", "real")
 #: Concurrent searches while asking (the clock stands still then); replay is strictly serial.
 CONCURRENCY = 4
 #: The bridge's default over-fetch, used unless a sweep says otherwise.
-DEFAULT_OVERFETCH = 3
+DEFAULT_OVERFETCH: int = BridgeSettings.model_fields["search_overfetch"].default
 
 
 class ClockFile:

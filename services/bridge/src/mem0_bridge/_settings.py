@@ -42,7 +42,7 @@ class BridgeTuning(TuningSettings):
     )
 
     search_overfetch: int = Field(
-        default=3,
+        default=2,
         ge=1,
         le=20,
         description="Search fetches limit x this many hits from mem0 before reranking, so the "

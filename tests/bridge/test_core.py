@@ -1569,3 +1569,57 @@ async def test_a_change_restated_while_it_waited_still_replaces_the_older_value(
     current = core.mem0.current_texts("alpha")
     assert not [text for text in current if "3" in text]
     assert core.mem0.memories[change.memory_ids[0]].metadata.get("restates")
+
+
+@pytest.mark.parametrize(
+    "crowding",
+    [
+        pytest.param(["The kavo gateway port scanner checks 9000 hourly"], id="wording asked"),
+        pytest.param(
+            [
+                "The kavo gateway port scanner checks 9000 hourly",
+                "The kavo gateway port monitor pings 9000 daily",
+            ],
+            id="wording crowded out",
+        ),
+    ],
+)
+async def test_a_value_overtaken_while_it_waited_takes_its_wordings_with_it(
+    core: Core, crowding: list[str]
+) -> None:
+    # 9000 is said while the judge is away; back, it sees 9000 said again in other words (kept
+    # as a wording, too unlike to merge), other facts' sentences much like it, then 7000
+    # replacing the first value, 8000, in other words. Reconciled, 9000 is asked about by the
+    # two later memories most like it, not 7000: 9000 replaces 8000, whose value 7000 was said
+    # later, so 7000 overtakes 9000 and the wording that says 9000 too.
+    def who(text: str) -> str:
+        for marker, name in (
+            ("scanner", "X"),
+            ("monitor", "X"),
+            ("Clients", "W"),
+            ("8000", "O"),
+            ("7000", "L"),
+            ("9000", "P"),
+        ):
+            if marker in text:
+                return name
+        return "?"
+
+    verdicts = {("W", "P"): SAME, ("L", "O"): SUPERSEDES, ("P", "O"): SUPERSEDES}
+    core.judge.judge.script = lambda fact, text: verdicts.get((who(fact), who(text)), UNRELATED)
+    # Six candidates shown, so that 9000 is judged against 8000 however crowded.
+    service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=6)
+    await service.add("The kavo gateway port is 8000", "project", ALPHA)
+    with core.judge_down():
+        pending = await service.add("The kavo gateway port is 9000", "project", ALPHA)
+    wording = await service.add("Clients reach kavo on 9000", "project", ALPHA)
+    assert wording.restates == pending.memory_ids[0]
+    for other in crowding:
+        await service.add(other, "project", ALPHA)
+    await service.add("Back to 7000 for kavo", "project", ALPHA)
+    asked_before = len(core.judge.judge.compares)
+    await settle(service)
+    asked = core.judge.judge.compares[asked_before:]
+    assert not [fact for fact, _ in asked if "7000" in fact]  # 7000 was not asked about 9000
+    current = [t for t in core.mem0.current_texts("alpha") if who(t) != "X"]
+    assert current == ["Back to 7000 for kavo"]

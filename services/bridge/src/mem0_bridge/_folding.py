@@ -568,10 +568,12 @@ async def supersede(
     await _supersede(service, decision.superseded, survivor_id, at, applied, spared=decision.spared)
 
 
-async def outdate(service: MemoryService, memory: Memory, by: str, at: datetime) -> None:
+async def outdate(service: MemoryService, memory: Memory, by: str, at: datetime) -> bool:
     """Mark `memory` superseded by the later memory `by` as of `at`, with its current wordings
-    (`supersede` for one memory no verdict named)."""
-    await _supersede(service, [memory], by, at, Applied(memory), spared=frozenset())
+    (`supersede` for one memory no verdict named); whether it was marked."""
+    applied = Applied(memory)
+    await _supersede(service, [memory], by, at, applied, spared=frozenset())
+    return bool(applied.superseded)
 
 
 async def _supersede(

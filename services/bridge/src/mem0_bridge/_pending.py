@@ -168,8 +168,9 @@ class Reconciler:
         """Mark the older values `memory` changed superseded, as its add would have, now that a
         later memory restating it speaks for its value (`_outdated`): that one's own judge may
         not have been shown them (other facts' sentences of its shape crowd them out), and an
-        older value left current would stand beside the latest. Nothing when the judge cannot
-        answer: the older values stay as they are."""
+        older value left current would stand beside the latest. Where one was replaced by a
+        value said later still, that value overtakes the one `memory` says, with its wordings.
+        Nothing when the judge cannot answer: the older values stay as they are."""
         service = self._service
         known = early.on(memory, older) if early is not None else None
         verdicts = await _or_asked(service, known, memory.text, older)
@@ -182,10 +183,16 @@ class Reconciler:
         if held is None:
             return
         speaker = held.lifetime.folded_into or held.lifetime.restates or held.id
-        # What speaks for it, or was said after it, is never replaced by it.
-        decision = replace(decision, spared=decision.spared | {speaker} | {c.id for c in later})
+        # What speaks for its value is never replaced by it; a value said after it is not
+        # either (`supersede` sets it apart as later), and then overtakes what speaks for it.
+        saying = {memory.id, speaker} | {
+            c.id for c in later if c.lifetime.restates in (memory.id, speaker)
+        }
+        decision = replace(decision, spared=decision.spared | saying)
         at = memory.lifetime.valid_from or service.now()
-        await folding.supersede(service, decision, speaker, at, folding.Applied(memory))
+        applied = folding.Applied(memory)
+        await folding.supersede(service, decision, speaker, at, applied)
+        await _overtaken(service, speaker, applied.later)
 
     async def _replaced_while_waiting(self, memory: Memory, namespace: str) -> str | None:
         """Settle `memory`, superseded by a later add while it waited. That add judged it
@@ -289,7 +296,7 @@ class Reconciler:
                 )
             if own:
                 await folding.mark(service, memory, own, "with what it replaces")
-            overtaken = await _overtaken(service, memory, applied.later)
+            overtaken = await _overtaken(service, memory.id, applied.later)
             return "changed" if applied.superseded or overtaken else "new"
         # The older memory keeps the fact (and its id and history); the pending one is folded
         # into it, so its id, which the agent was given, keeps answering.
@@ -298,23 +305,24 @@ class Reconciler:
         # The pending memory itself may be a later statement met there (restated while it
         # waited): folded into the survivor, it says the survivor's value, not a later one.
         later = [m for m in applied.later if m.id != memory.id]
-        overtaken = await _overtaken(service, applied.survivor, later)
+        overtaken = await _overtaken(service, applied.survivor.id, later)
         restated = decision.kind == "same" and not applied.superseded and not overtaken
         return "restated" if restated else "changed"
 
 
-async def _overtaken(service: MemoryService, memory: Memory, later: list[Memory]) -> bool:
-    """Mark `memory` (holding a value reconciled late) superseded by the newest of `later`,
+async def _overtaken(service: MemoryService, memory_id: str, later: list[Memory]) -> bool:
+    """Mark the memory (holding a value reconciled late) superseded by the newest of `later`,
     the fact's current memories that began to hold after it (met through a value it replaces),
-    as of when that one began; whether there was one."""
+    as of when that one began, with its wordings; whether it was."""
     if not later:
         return False
     newest = max(later, key=lambda m: m.lifetime.said_at or service.now())
     at = newest.lifetime.said_at or service.now()
-    held = await service.mem0.get(memory.id)  # as marked meanwhile (revived, say)
+    held = await service.mem0.get(memory_id)  # as marked meanwhile (revived, say)
     if held is None or not held.lifetime.current:
         return False
-    return await folding.mark(service, held, held.lifetime.superseded(newest.id, at), "late")
+    # With its wordings, which say its value; not when it was said again after `newest`.
+    return await folding.outdate(service, held, newest.id, at)
 
 
 #: What a verdict depends on (`_judged_state`): each memory's id, text and metadata.

@@ -5,9 +5,10 @@ call returns only after its commit reached the disk. Reads use a second, read-on
 (WAL lets it read while a write commits), so reranks never queue behind an fsync.
 
 This process is the file's only writer, so the mention cache is exact: each write updates it
-after its commit. Writes are shielded from cancellation: a caller that gives up (a deadline)
-does not stop a statement already handed to the database thread, and the cache update must
-follow the commit all the same.
+after its commit; and the only grantor of its leases, which it keeps in memory (`_leases`).
+Writes are shielded from cancellation: a caller that gives up (a deadline) does not stop a
+statement already handed to the database thread, and the cache update must follow the commit
+all the same.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from mem0_common import private_files
+from mem0_ranker._leases import MemoryLeases
 from mem0_ranker._mention_cache import MentionCache
 from mem0_ranker._scoring import MentionRecord
 from mem0_ranker._sql import (
@@ -31,7 +33,7 @@ from mem0_ranker._sql import (
     pending_migrations,
     pending_table,
 )
-from mem0_ranker._store import Forgotten, Pending, Reinforcement, StoredText
+from mem0_ranker._store import Forgotten, LeaseAnswer, Pending, Reinforcement, StoredText
 
 MIGRATIONS: Migrations = [
     (
@@ -62,6 +64,8 @@ MIGRATIONS: Migrations = [
     ),
     (2, pending_table("TEXT")),
     (3, lease_table("TEXT")),
+    # Leases moved into the process (`_leases`): one ranker process grants them all.
+    (4, ["DROP TABLE ranker_leases"]),
 ]
 
 _MMAP_BYTES = 1 << 30
@@ -123,6 +127,7 @@ class SqliteStore(SqlStore):
         self._writer = writer
         self._reader = reader
         self._write_lock = asyncio.Lock()
+        self._leases = MemoryLeases()
 
     @classmethod
     async def open(cls, path: Path, mention_cache: MentionCache | None = None) -> SqliteStore:
@@ -274,6 +279,14 @@ class SqliteStore(SqlStore):
             return sorted((Pending(*row) for row in rows), key=lambda p: p.marked_at)
 
         return await self._transaction(statements)
+
+    async def acquire_lease(
+        self, key: str, holder: str, ttl_seconds: float, now: float, next_in_line_seconds: float
+    ) -> LeaseAnswer:
+        return self._leases.acquire(key, holder, ttl_seconds, now, next_in_line_seconds)
+
+    async def release_lease(self, key: str, holder: str, now: float) -> bool:
+        return self._leases.release(key, holder, now)
 
     async def reinforce(
         self, memory_id: str, scope: str, now: float, debounce_seconds: float

@@ -248,7 +248,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--calls", type=int, default=100, help="adds and searches measured")
+    parser.add_argument("--calls", type=int, default=200, help="adds and searches measured")
     parser.add_argument("--warmup", type=int, default=5, help="unmeasured calls first")
     args = parser.parse_args()
     progress("starting mem0-local (pgvector), ranker and judge with FakeLLM ...")

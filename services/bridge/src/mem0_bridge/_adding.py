@@ -167,6 +167,33 @@ async def _reconciled_or_stored(
     )
 
 
+async def _record(
+    service: MemoryService, fact: _Fact, added: list[tuple[str, str]]
+) -> PeerFailure | None:
+    """Record what mem0 confirmed it stored: the input text (what a repeat call sends) and each
+    stored memory's own text, so that either repeated is seen as a duplicate."""
+    failure = await service.ranker.record_stored(fact.rscope, fact.text, added[0][0])
+    for memory_id, memory in added:
+        if memory and not same_text(memory, fact.text):
+            await service.ranker.record_stored(fact.rscope, memory, memory_id)
+    return failure
+
+
+async def _queue(
+    service: MemoryService, fact: _Fact, added: list[tuple[str, str]], reason: str | None
+) -> PeerFailure | None:
+    """Queue the stored memories for the reconciler when they were stored without the verdict
+    they needed (`reason`: why); the first failure, if any."""
+    if reason is None:
+        return None
+    UNJUDGED_ADDS.inc()
+    for memory_id, _ in added:
+        marked = await service.ranker.mark_pending(fact.rscope, memory_id, reason)
+        if marked is not None:
+            return marked
+    return None
+
+
 async def _stored(
     service: MemoryService, fact: _Fact, decision: Decision, *, pending_reason: str | None
 ) -> AddResult:
@@ -193,20 +220,13 @@ async def _stored(
     added = [(memory_id, memory) for memory_id, memory, event in stored if event == "ADD"]
     if not added:
         return fact.result("unchanged", [], memories=[])
-    # Recorded only now that mem0 confirmed the add: the input text (what a repeat call sends)
-    # and each stored memory's own text, so either repeated is seen as a duplicate.
-    failure = await service.ranker.record_stored(fact.rscope, fact.text, added[0][0])
-    for memory_id, memory in added:
-        if memory and not same_text(memory, fact.text):
-            await service.ranker.record_stored(fact.rscope, memory, memory_id)
+    # Recorded and queued at once, both before the scope's lease is given back.
+    failure, marked = await both(
+        functools.partial(_record, service, fact, added),
+        functools.partial(_queue, service, fact, added, pending_reason),
+    )
     fact.notes += skipped(failure, "the add was not recorded for dedupe")
-    if pending_reason is not None:
-        UNJUDGED_ADDS.inc()
-        for memory_id, _ in added:
-            marked = await service.ranker.mark_pending(fact.rscope, memory_id, pending_reason)
-            if marked is not None:
-                fact.notes += skipped(marked, "the add could not be queued for reconciling")
-                break
+    fact.notes += skipped(marked, "the add could not be queued for reconciling")
     applied = Applied(Memory(added[0][0], fact.text, fact.namespace, service.user_id, None, None))
     await supersede(service, decision, added[0][0], at, applied)
     fact.notes.extend(applied.notes)

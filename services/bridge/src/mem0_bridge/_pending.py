@@ -183,16 +183,24 @@ class Reconciler:
         if held is None:
             return
         speaker = held.lifetime.folded_into or held.lifetime.restates or held.id
-        # What speaks for its value is never replaced by it; a value said after it is not
-        # either (`supersede` sets it apart as later), and then overtakes what speaks for it.
+        # What speaks for its value, or was said after it, is never replaced by it.
         saying = {memory.id, speaker} | {
             c.id for c in later if c.lifetime.restates in (memory.id, speaker)
         }
-        decision = replace(decision, spared=decision.spared | saying)
+        said_after = {c.id for c in later} - saying
+        decision = replace(decision, spared=decision.spared | saying | said_after)
         at = memory.lifetime.valid_from or service.now()
-        applied = folding.Applied(memory)
-        await folding.supersede(service, decision, speaker, at, applied)
-        await _overtaken(service, speaker, applied.later)
+        await folding.supersede(service, decision, speaker, at, folding.Applied(memory))
+        # An older value it replaces, replaced since by a value said after it: that value is
+        # the fact's latest, and overtakes what speaks for this one.
+        overtaking = [
+            successor
+            for replaced in decision.superseded
+            if not replaced.lifetime.current
+            and (successor := await folding.current_successor(service, replaced)) is not None
+            and successor.id in said_after
+        ]
+        await _overtaken(service, speaker, overtaking)
 
     async def _replaced_while_waiting(self, memory: Memory, namespace: str) -> str | None:
         """Settle `memory`, superseded by a later add while it waited. That add judged it

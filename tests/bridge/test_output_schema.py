@@ -1,7 +1,11 @@
-"""Tool output schemas rewritten to be cheap to validate accept exactly what pydantic's did."""
+"""What keeps the official MCP SDK's work per call cheap: output schemas rewritten to be cheap to
+validate (accepting exactly what pydantic's did), and the class resolved values are wrapped in
+kept alive."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any, Literal
 
 import pytest
@@ -135,3 +139,15 @@ async def test_no_published_output_schema_holds_a_reference_or_a_nullable_any_of
             if _NULL in node.get("anyOf", []):
                 # kept only where the other branch refuses a null by itself (an enum)
                 assert any("enum" in b or "const" in b for b in node["anyOf"]), (tool.name, node)
+
+
+def test_the_class_the_sdk_wraps_resolved_values_in_outlives_garbage_collection() -> None:
+    # pydantic caches `AcceptedElicitation[Any]` weakly: unless the bridge holds it, every
+    # collection drops it and the next tool call builds the class again.
+    from mcp.server.mcpserver.resolve import _accepted  # noqa: PLC0415
+
+    import mem0_bridge._server  # noqa: F401, PLC0415 - what holds the class
+
+    made = weakref.ref(type(_accepted("value")))
+    gc.collect()
+    assert made() is not None

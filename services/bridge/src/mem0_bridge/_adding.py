@@ -180,12 +180,10 @@ async def _record(
 
 
 async def _queue(
-    service: MemoryService, fact: _Fact, added: list[tuple[str, str]], reason: str | None
+    service: MemoryService, fact: _Fact, added: list[tuple[str, str]], reason: str
 ) -> PeerFailure | None:
-    """Queue the stored memories for the reconciler when they were stored without the verdict
-    they needed (`reason`: why); the first failure, if any."""
-    if reason is None:
-        return None
+    """Queue the stored memories for the reconciler, stored without the verdict they needed
+    (`reason`: why); the first failure, if any."""
     UNJUDGED_ADDS.inc()
     for memory_id, _ in added:
         marked = await service.ranker.mark_pending(fact.rscope, memory_id, reason)
@@ -220,11 +218,13 @@ async def _stored(
     added = [(memory_id, memory) for memory_id, memory, event in stored if event == "ADD"]
     if not added:
         return fact.result("unchanged", [], memories=[])
-    # Recorded and queued at once, both before the scope's lease is given back.
-    failure, marked = await both(
-        functools.partial(_record, service, fact, added),
-        functools.partial(_queue, service, fact, added, pending_reason),
-    )
+    recording = functools.partial(_record, service, fact, added)
+    if pending_reason is None:
+        failure, marked = await recording(), None
+    else:
+        # Recorded and queued at once, both before the scope's lease is given back.
+        queuing = functools.partial(_queue, service, fact, added, pending_reason)
+        failure, marked = await both(recording, queuing)
     fact.notes += skipped(failure, "the add was not recorded for dedupe")
     fact.notes += skipped(marked, "the add could not be queued for reconciling")
     applied = Applied(Memory(added[0][0], fact.text, fact.namespace, service.user_id, None, None))

@@ -10,8 +10,8 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -66,6 +66,8 @@ class Core:
     service: MemoryService
     mem0: FakeMem0
     judge: RunningJudge
+    #: Services `configured` made over the same clients, settled with `service` at teardown.
+    others: list[MemoryService] = field(default_factory=list)
 
     async def add(self, text: str, where: Where = ALPHA) -> dict[str, object]:
         return (await self.service.add(text, "project", where)).model_dump()
@@ -82,7 +84,14 @@ class Core:
     def configured(self, **settings: object) -> MemoryService:
         """A service over the same clients with these settings changed."""
         changed = self.service.settings.model_copy(update=settings)
-        return MemoryService(changed, self.service.mem0, self.service.ranker, self.service.judge)
+        other = MemoryService(changed, self.service.mem0, self.service.ranker, self.service.judge)
+        self.others.append(other)
+        return other
+
+    async def settled(self) -> None:
+        """Wait for what every service's writes left for after their answers (`defer`)."""
+        for service in (self.service, *self.others):
+            await service.scope_locks.settled()
 
 
 async def settle(service: MemoryService) -> None:
@@ -121,9 +130,11 @@ async def core(tmp_path: Path) -> AsyncIterator[Core]:
         RankerClient(settings.ranker_address, 5.0),
         JudgeClient(settings.judge_address, 5.0),
     )
+    made = Core(service, mem0, judge)
     try:
-        yield Core(service, mem0, judge)
+        yield made
     finally:
+        await made.settled()
         await service.ranker.aclose()
         await service.judge.aclose()
         await service.mem0.aclose()
@@ -196,6 +207,37 @@ async def test_adds_in_different_scopes_do_not_wait_for_each_other(core: Core) -
         with anyio.fail_after(5):
             other = await core.add("The API port is 8080", Where(key=None, project="beta"))
     assert other["action"] == "added"
+
+
+async def test_an_add_answers_before_its_dedupe_record_and_a_repeat_waits_for_it(
+    core: Core, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ranker = core.service.ranker
+    record_stored = ranker.record_stored
+    recorded = anyio.Event()
+
+    async def slow_record(scope: str, text: str, memory_id: str, **options: bool) -> object:
+        await recorded.wait()
+        return await record_stored(scope, text, memory_id, **options)
+
+    monkeypatch.setattr(ranker, "record_stored", slow_record)
+    repeats: list[dict[str, object]] = []
+    with anyio.fail_after(10):
+        first = await core.add("The API port is 8080")  # answered, its record still waiting
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(lambda: _append(repeats, core.add("The API port is 8080")))
+            await anyio.sleep(0.2)
+            waited = repeats == []
+            recorded.set()
+    assert first["action"] == "added"
+    assert waited
+    assert repeats[0]["action"] == "duplicate"
+    assert repeats[0]["memory_ids"] == first["memory_ids"]
+    assert len(core.mem0.texts("alpha")) == 1
+
+
+async def _append(results: list[dict[str, object]], call: Awaitable[dict[str, object]]) -> None:
+    results.append(await call)
 
 
 # --- 3. every named copy is folded; unjudged adds are reconciled later ------------------------

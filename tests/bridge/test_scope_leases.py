@@ -107,6 +107,8 @@ async def replicas(backend: str, backend_url: str, tmp_path: Path) -> AsyncItera
     try:
         yield Replicas(one, two, mem0, judge, ranker, clock)
     finally:
+        await one.scope_locks.settled()
+        await two.scope_locks.settled()
         await ranker.aclose()
         await judge_client.aclose()
         await mem0_client.aclose()
@@ -209,7 +211,48 @@ async def test_holders_on_two_replicas_hold_one_scope_one_at_a_time(replicas: Re
             for i in range(8):
                 tasks.start_soon(hold, one if i % 2 else two)
     assert most_inside == 1
+    await one.settled()
+    await two.settled()
     assert await _held_for(replicas, replicas.scope) == 0.0  # released at the end
+
+
+async def test_work_deferred_by_a_write_runs_before_its_lease_is_given_back(
+    replicas: Replicas,
+) -> None:
+    mine, theirs = _locks(replicas), _locks(replicas)
+    done = anyio.Event()
+    order: list[str] = []
+
+    async def record() -> None:
+        await done.wait()
+        order.append("deferred work")
+
+    async def their_write() -> None:
+        async with theirs.hold(replicas.scope):
+            order.append("other replica's write")
+
+    with anyio.fail_after(GUARD_SECONDS):
+        async with mine.hold(replicas.scope):
+            mine.defer(replicas.scope, record)
+        # Left at once: the work waits, and the lease with it.
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(their_write)
+            await anyio.sleep(0.3)  # the other replica asks and is refused meanwhile
+            refused_meanwhile = order == []
+            done.set()
+        await mine.settled()
+        await theirs.settled()
+    assert refused_meanwhile
+    assert order == ["deferred work", "other replica's write"]
+    assert await _held_for(replicas, replicas.scope) == 0.0
+
+
+async def test_deferring_outside_a_hold_is_refused(replicas: Replicas) -> None:
+    async def nothing() -> None:
+        pass
+
+    with pytest.raises(RuntimeError, match="not held"):
+        _locks(replicas).defer(replicas.scope, nothing)
 
 
 async def test_a_dead_replicas_lease_frees_the_scope_when_it_expires(replicas: Replicas) -> None:

@@ -51,6 +51,9 @@ class _Fact:
     notes: list[str] = field(default_factory=list)
     #: Stored memories close enough to this fact to be versions of it (see `related`).
     related: list[str] = field(default_factory=list)
+    #: Whether the ranker answered the duplicate check: then the record of what this add
+    #: stores is left for after the answer (`_stored`).
+    ranker_answered: bool = False
 
     def result(self, action: AddAction, ids: list[str], **extra: object) -> AddResult:
         return AddResult.model_validate(
@@ -74,6 +77,7 @@ async def add(service: MemoryService, text: str, namespace: str) -> AddResult:
             functools.partial(service.ranker.check_duplicate, fact.rscope, fact.text),
             functools.partial(candidates, service, fact.text, fact.namespace),
         )
+        fact.ranker_answered = not isinstance(found, PeerFailure)
         duplicate = await _recent_duplicate(service, fact, found)
         if duplicate is not None:
             return fact.result("duplicate", [duplicate.id], memories=[duplicate.text])
@@ -219,8 +223,14 @@ async def _stored(
     if not added:
         return fact.result("unchanged", [], memories=[])
     recording = functools.partial(_record, service, fact, added)
-    if pending_reason is None:
-        failure, marked = await recording(), None
+    failure = marked = None
+    if pending_reason is None and fact.ranker_answered:
+        # The agent's answer does not wait for the record: the scope's next writer does
+        # (`ScopeLocks.defer`). When the ranker failed the duplicate check, the record is made
+        # here, so that the answer says whether it failed too.
+        service.scope_locks.defer(fact.rscope, recording)
+    elif pending_reason is None:
+        failure = await recording()
     else:
         # Recorded and queued at once, both before the scope's lease is given back.
         queuing = functools.partial(_queue, service, fact, added, pending_reason)

@@ -6,6 +6,11 @@ database), so that a restatement racing an add on another replica is judged agai
 this one. A lease lasts `MEM0_SCOPE_LEASE_SECONDS` and is renewed at half of it while the write
 runs, so a replica that dies holding one blocks the scope elsewhere at most that long.
 
+What a write leaves to do once its caller has the answer (`defer`: the record of what it
+stored) runs after the hold is left, in a task that then gives the lease back: the caller does not
+wait for it, and the scope's next writer does, here (the next hold of the scope awaits it) and on
+every other replica (the lease is held until it is done).
+
 Availability over strict order: when the lease cannot be had (the ranker down or refusing, or
 another replica holding it past `MEM0_SCOPE_LEASE_WAIT_SECONDS`), the write goes ahead under
 the local lock alone, logged and counted (`mem0_bridge_scope_leases_total`). A memory write
@@ -17,10 +22,11 @@ already accepts for a down ranker (no dedupe) or judge (no verdict).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -53,26 +59,72 @@ class ScopeLocks:
         #: This process's name in the ranker's lease rows; the local lock lets one task of it
         #: hold a scope at a time, so the process can be the holder.
         self.holder = f"bridge-{uuid.uuid4().hex}"
+        #: Per scope held now, the work `defer` left for after the hold.
+        self._deferred: dict[str, list[Callable[[], Awaitable[object]]]] = {}
+        #: Per scope, the task finishing its last hold: deferred work, then the lease back.
+        self._finishing: dict[str, asyncio.Task[None]] = {}
 
     def __len__(self) -> int:
         return len(self._local)
 
+    def defer(self, scope: str, work: Callable[[], Awaitable[object]]) -> None:
+        """Run `work` once the current hold of `scope` is left, before the scope is handed on
+        (see the module doc). Only the task holding `scope` may call this."""
+        try:
+            self._deferred[scope].append(work)
+        except KeyError:
+            raise RuntimeError(f"{scope} is not held: nothing to defer work to") from None
+
+    async def settled(self) -> None:
+        """Wait until every hold left so far is finished: its work done, its lease given back
+        (at shutdown, before the ranker's channel closes; in tests, before reading its state)."""
+        while self._finishing:
+            await asyncio.wait(list(self._finishing.values()))
+
     @asynccontextmanager
     async def hold(self, scope: str) -> AsyncIterator[None]:
         async with self._local.hold(scope):
+            previous = self._finishing.get(scope)
+            if previous is not None:
+                # The last hold's lease is this process's too: asked for before it is given
+                # back, it would be granted, then given back under this write.
+                await asyncio.wait([previous])
             key = f"scope/{scope}"
-            if not self._ranker.peer.configured or not await self._acquire(key):
-                yield
-                return
+            leased = self._ranker.peer.configured and await self._acquire(key)
             # A task of its own, not a task group: a group would wrap the write's own error
             # in an exception group (gRPC's aio already ties the bridge to asyncio).
-            renewing = asyncio.create_task(self._renew(key))
+            renewing = asyncio.create_task(self._renew(key)) if leased else None
+            self._deferred[scope] = []
             try:
                 yield
             finally:
+                work = self._deferred.pop(scope)
+                if work or leased:
+                    finishing = asyncio.create_task(self._finish(key, work, renewing))
+                    self._finishing[scope] = finishing
+                    finishing.add_done_callback(functools.partial(self._finished, scope))
+
+    def _finished(self, scope: str, task: asyncio.Task[None]) -> None:
+        if self._finishing.get(scope) is task:
+            del self._finishing[scope]
+
+    async def _finish(
+        self,
+        key: str,
+        work: list[Callable[[], Awaitable[object]]],
+        renewing: asyncio.Task[None] | None,
+    ) -> None:
+        """Run a hold's deferred work, then give its lease back (if it had one)."""
+        try:
+            for step in work:
+                try:
+                    await step()
+                except Exception:  # nobody awaits this task: the failure is logged, not lost
+                    logger.exception("%s: work left for after a write failed", key)
+        finally:
+            if renewing is not None:
                 renewing.cancel()
-                with anyio.CancelScope(shield=True):
-                    await self._ranker.release_lease(key, self.holder)
+                await self._ranker.release_lease(key, self.holder)
 
     async def _acquire(self, key: str) -> bool:
         """Wait for the lease `key`, pausing with jittered backoff while another holds it;

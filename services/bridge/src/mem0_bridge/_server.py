@@ -598,6 +598,8 @@ def create_server(
                     background.cancel_scope.cancel()
         finally:
             box.current = None
+            # What the last writes left to do (their records, their leases given back).
+            await state.service.scope_locks.settled()
             await mem0.aclose()
             await ranker.aclose()
             await judge.aclose()

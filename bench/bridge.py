@@ -1,9 +1,10 @@
 """Bridge latency: what memory_add and memory_search cost over the mem0 REST calls they wrap.
 
 On the real stack this script starts itself (mem0-local on a temporary pgvector database with
-the real MiniLM embedder, the ranker, the judge; FakeLLM as the LLM, so an LLM call costs
-almost nothing), each measured call is timed twice in the same run, interleaved (bridge,
-direct, bridge, direct, ...) so that machine noise hits both alike:
+the real MiniLM embedder, the ranker, the judge; FakeLLM as the LLM, in a process of its own as
+a provider would be, so an LLM call costs almost nothing), each measured call is timed twice in
+the same run, interleaved (bridge, direct, bridge, direct, ...) so that machine noise hits both
+alike:
 
 - bridge: the tool called through the official MCP client on an in-process bridge, as an agent
   calls it. `memory_add` runs the whole reconcile path: ranker duplicate check, a mem0 search
@@ -190,7 +191,7 @@ def report(
             "baseline": "the same mem0-local REST call over a kept-alive httpx client",
             "stack": "mem0-local on pgvector (temporary database), ranker, judge; subprocesses",
             "embedder": "all-MiniLM-L6-v2, local CPU",
-            "llm": "FakeLLM in the bench process: judge Compare/Rewrite answered instantly, "
+            "llm": "FakeLLM in a process of its own: judge Compare/Rewrite answered instantly, "
             f"and after {SLOW_LLM_MS} ms in the slow_llm round",
             "bridge_budgets": "the bridge's defaults",
             "infer": calls.settings.infer,

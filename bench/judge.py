@@ -21,13 +21,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing
 import re
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import partial
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +34,7 @@ from bench._report import figure, format_table, progress, summarize, timed, writ
 from mem0_common import ServiceProcess
 from mem0_judge import compare_messages, rewrite_messages
 from mem0mcp.judge.v1 import judge_pb2, judge_pb2_grpc
-from tests.fakes.judge_responder import judge_responder
-from tests.fakes.llm import FakeLLM
+from tests.fakes.llm_process import FakeLLMProcess
 
 LLM_LATENCY_SECONDS = 0.05
 BURST_CALLS = 200
@@ -56,32 +51,6 @@ CANDIDATES = [
     "The database runs PostgreSQL 15",
     "Deploys go through GitHub Actions",
 ]
-
-
-def _serve_fake_llm(latency_seconds: float, conn: Connection) -> None:
-    """Child process: run FakeLLM, report its base URL, serve until told to stop."""
-    with FakeLLM(responders=[judge_responder], latency_seconds=latency_seconds) as llm:
-        conn.send(llm.base_url)
-        conn.recv()
-
-
-@contextmanager
-def fake_llm_process(latency_seconds: float) -> Iterator[str]:
-    """FakeLLM in its own process, as a real provider would be: neither the bench's client nor
-    the judge shares an interpreter (or a GIL) with it. Yields its base URL."""
-    context = multiprocessing.get_context("spawn")
-    ours, theirs = context.Pipe()
-    process = context.Process(target=_serve_fake_llm, args=(latency_seconds, theirs), daemon=True)
-    process.start()
-    try:
-        if not ours.poll(30):
-            raise RuntimeError("FakeLLM process did not start within 30 s")
-        yield str(ours.recv())
-    finally:
-        ours.send("stop")
-        process.join(10)
-        ours.close()
-        theirs.close()
 
 
 def _llm_calls(metrics_url: str) -> float:
@@ -194,7 +163,8 @@ def plot(times: dict[str, list[float]], path: Path) -> None:
 
 
 async def run(calls: int) -> dict[str, Any]:
-    with fake_llm_process(LLM_LATENCY_SECONDS) as llm_url:
+    with FakeLLMProcess(LLM_LATENCY_SECONDS) as llm:
+        llm_url = llm.base_url
         env = {
             "JUDGE_PORT": "0",
             "JUDGE_METRICS_PORT": "0",

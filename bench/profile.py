@@ -54,8 +54,7 @@ from mem0_bridge import BridgeSettings, create_server
 from mem0_bridge._grpc import GrpcPeer
 from mem0_bridge._service import MemoryService
 from mem0_common import CLIENT_KEEPALIVE_EXPIRY_SECONDS, request_id_var
-from tests.fakes.judge_responder import judge_responder
-from tests.fakes.llm import FakeLLM, extraction_responder
+from tests.fakes.llm_process import FakeLLMProcess
 from tests.support.postgres import temporary_database
 from tests.support.stack import Stack, stack_of, start_judge, start_mem0_local, start_ranker
 
@@ -170,7 +169,7 @@ def profiled_stack(spans_file: Path) -> Iterator[Stack]:
     with (
         temporary_database("mem0mcp_profile") as database_url,
         tempfile.TemporaryDirectory() as work_dir,
-        FakeLLM(responders=[judge_responder, extraction_responder]) as llm,
+        FakeLLMProcess() as llm,
         ExitStack() as processes,
     ):
         work = Path(work_dir)

@@ -115,9 +115,11 @@ def stack(request: pytest.FixtureRequest) -> Stack:
 @pytest.fixture
 def llm(stack: Stack) -> Iterator[FakeLLM]:
     """The stack's fake LLM with failures and recorded requests cleared around the test."""
-    stack.llm.reset()
-    yield stack.llm
-    stack.llm.reset()
+    fake = stack.llm
+    assert isinstance(fake, FakeLLM), "the test stacks run the fake in this process"
+    fake.reset()
+    yield fake
+    fake.reset()
 
 
 @pytest.fixture

@@ -3,7 +3,8 @@
 Shared by the bridge's full-stack tests (as session fixtures, one process each) and the
 benchmarks (all at once, with `running_stack`), so both run the services exactly the same way.
 Each service is a real subprocess; the only stand-in is the LLM (a FakeLLM answering mem0's
-extraction prompt and the judge's compare and rewrite prompts). `tests.support.inprocess` builds
+extraction prompt and the judge's compare and rewrite prompts; in a process of its own on a
+benchmark's `temporary_stack`, as a provider would be). `tests.support.inprocess` builds
 the same `Stack` in this process, without PostgreSQL or subprocesses.
 """
 
@@ -15,20 +16,29 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from mcp.server import MCPServer
 
 from mem0_bridge import BridgeSettings, create_server
-from tests.fakes.judge_responder import judge_responder
-from tests.fakes.llm import FakeLLM, extraction_responder
+from tests.fakes.llm_process import FakeLLMProcess
 from tests.support.postgres import temporary_database
 from tests.support.processes import ServiceProcess, ranker_subprocess
 
 API_KEY = "bridge-test-api-key"
 RESET_TOKEN = "bridge-test-reset-token"  # noqa: S105 - a test fixture value
 OFFLINE = {"HF_HUB_OFFLINE": "1", "MEM0_TELEMETRY": "false"}
+
+
+class LLMServer(Protocol):
+    """What the stack needs of its fake LLM: where it answers, and its latency (a benchmark's
+    slow round sets it). `FakeLLM` in this process, or `FakeLLMProcess`."""
+
+    latency_seconds: float
+
+    @property
+    def base_url(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -39,7 +49,7 @@ class Stack:
     collection: str
     ranker_address: str
     judge_address: str
-    llm: FakeLLM
+    llm: LLMServer
     #: In process (`tests.support.inprocess`): mem0-local's ASGI app, which `server` and
     #: `mem0_transport` reach without a socket; None when mem0-local is a process at `mem0_url`.
     mem0_app: Any = None
@@ -100,7 +110,7 @@ class Stack:
 
 def start_mem0_local(
     database_url: str,
-    llm: FakeLLM,
+    llm: LLMServer,
     data_dir: Path,
     collection: str,
     extra_env: Mapping[str, str] | None = None,
@@ -143,7 +153,7 @@ def start_ranker(
     )
 
 
-def start_judge(llm: FakeLLM, *, port: int = 0) -> ServiceProcess:
+def start_judge(llm: LLMServer, *, port: int = 0) -> ServiceProcess:
     """The judge on `llm`; `port` 0 picks a free one, a fixed one restarts a killed judge."""
     env = {
         "JUDGE_PORT": str(port),
@@ -161,7 +171,7 @@ def stack_of(
     mem0: ServiceProcess,
     ranker: ServiceProcess,
     judge: ServiceProcess,
-    llm: FakeLLM,
+    llm: LLMServer,
 ) -> Stack:
     return Stack(
         mem0_url=mem0.url,
@@ -174,7 +184,7 @@ def stack_of(
 
 
 @contextmanager
-def running_stack(database_url: str, work_dir: Path, llm: FakeLLM) -> Iterator[Stack]:
+def running_stack(database_url: str, work_dir: Path, llm: LLMServer) -> Iterator[Stack]:
     """Start mem0-local, the ranker and the judge together (for benchmarks); stop them after."""
     collection = f"stack_{uuid.uuid4().hex[:8]}"
     (work_dir / "mem0").mkdir(parents=True, exist_ok=True)
@@ -189,12 +199,12 @@ def running_stack(database_url: str, work_dir: Path, llm: FakeLLM) -> Iterator[S
 
 @contextmanager
 def temporary_stack(prefix: str = "mem0mcp_bench") -> Iterator[Stack]:
-    """The whole stack on a fresh database and directory with its own FakeLLM, all removed
-    after (what a benchmark runs against)."""
+    """The whole stack on a fresh database and directory with its own FakeLLM process, all
+    removed after (what a benchmark runs against)."""
     with (
         temporary_database(prefix) as database_url,
         tempfile.TemporaryDirectory() as work_dir,
-        FakeLLM(responders=[judge_responder, extraction_responder]) as llm,
+        FakeLLMProcess() as llm,
         running_stack(database_url, Path(work_dir), llm) as stack,
     ):
         yield stack

@@ -21,6 +21,7 @@ from mcp_types import ListRootsResult, Root
 from pydantic import FileUrl
 
 from mem0_bridge import BridgeSettings
+from mem0_bridge._ranker import LeaseAnswer, RankerClient
 from tests.bridge._calls import call, call_error, text_of
 from tests.bridge.conftest import BOTH_STACKS, RESET_TOKEN, Stack
 from tests.fakes.llm import FakeLLM
@@ -65,6 +66,26 @@ async def test_identical_add_is_a_duplicate_without_calling_mem0(
     assert again["memory_ids"] == first["memory_ids"]
     assert llm.chat_requests == []
     assert await _ids(client) == first["memory_ids"]
+
+
+async def test_a_bridge_shut_down_right_after_an_add_finishes_what_the_add_left(
+    stack: Stack, settings: BridgeSettings, llm: FakeLLM
+) -> None:
+    text = "The deploy job runs at 02:00 UTC."
+    async with Client(stack.server(settings)) as client:
+        added = await call(client, "memory_add", text=text)
+    # Shut down: the add's dedupe record and its scope's lease, left for after its answer,
+    # were done before the bridge closed its ranker channel.
+    scope = f"{settings.default_user_id}/alpha"
+    ranker = RankerClient(settings.ranker_address, 5.0)
+    try:
+        recorded = await ranker.check_duplicate(scope, text)
+        lease = await ranker.acquire_lease(f"scope/{scope}", "onlooker", 10.0)
+    finally:
+        await ranker.aclose()
+    assert recorded == added["memory_ids"][0]
+    assert isinstance(lease, LeaseAnswer)
+    assert lease.granted
 
 
 async def test_identical_adds_racing_store_one_memory(client: Client) -> None:

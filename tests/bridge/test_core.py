@@ -778,6 +778,16 @@ async def test_a_restatement_reinforcing_a_wording_links_no_copy_into_a_ring(cor
     assert_no_ring_of_wordings(core)
 
 
+async def test_a_listing_names_the_memory_a_wording_restates(core: Core) -> None:
+    service = core.configured(verdict_similarity_floor=0.92)
+    kept = await service.add("The API port is 8080", "project", ALPHA)
+    wording = await service.add("Port 8080 is what the API uses", "project", ALPHA)
+    assert wording.restates == kept.memory_ids[0]
+    listed = await service.list_scope("project", 10, ALPHA)
+    restating = {hit.id: hit.restates for hit in listed.hits}
+    assert restating == {kept.memory_ids[0]: None, wording.memory_ids[0]: kept.memory_ids[0]}
+
+
 def assert_no_ring_of_wordings(core: Core) -> None:
     """Every chain of `restates` links in the store ends (at a memory restating nothing)."""
     links = {

@@ -71,3 +71,18 @@ def test_hit_line_without_a_score_shows_a_dash() -> None:
         updated_at=None,
     )
     assert hit_line(hit) == "x\t-\t<1h\tt"
+
+
+def test_hit_line_marks_a_wording_with_the_memory_it_restates() -> None:
+    hit = Hit(
+        id="x",
+        text="Port 9000 is where the API listens.",
+        namespace="alpha",
+        score=None,
+        similarity=None,
+        age="<1h",
+        created_at=None,
+        updated_at=None,
+        restates="y",
+    )
+    assert hit_line(hit) == "x\t-\t<1h\t[wording of y] Port 9000 is where the API listens."

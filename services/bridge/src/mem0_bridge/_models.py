@@ -27,6 +27,11 @@ class Hit(BaseModel):
     superseded_by: str | None = Field(
         default=None, description="The memory holding the newer value, when superseded."
     )
+    restates: str | None = Field(
+        default=None,
+        description="The memory this one says again in other words, when it is a wording of "
+        "that fact: the two hold one value and search shows one of them.",
+    )
 
 
 class SearchResult(BaseModel):

@@ -60,6 +60,7 @@ def to_hit(memory: Memory, *, score: float | None, mentions: int | None = None) 
         valid_from=None if life.valid_from is None else rfc3339(life.valid_from),
         valid_until=None if life.valid_until is None else rfc3339(life.valid_until),
         superseded_by=life.superseded_by,
+        restates=life.restates,
     )
 
 
@@ -78,7 +79,12 @@ def _one_line(text: str) -> str:
 
 def hit_line(hit: Hit) -> str:
     score = "-" if hit.score is None else f"{hit.score:.3f}"
-    mark = "" if hit.current else f"[superseded by {hit.superseded_by}] "
+    if not hit.current:
+        mark = f"[superseded by {hit.superseded_by}] "
+    elif hit.restates is not None:
+        mark = f"[wording of {hit.restates}] "
+    else:
+        mark = ""
     return f"{hit.id}\t{score}\t{hit.age}\t{mark}{_one_line(hit.text)}"
 
 

@@ -938,13 +938,11 @@ async def test_a_change_named_on_one_wording_supersedes_every_wording_of_the_fac
     # The second statement is kept as a wording of the first (SAME, too unlike to merge); the
     # change is judged against the wording alone, and must not leave the first one current.
     def script(fact: str, text: str) -> judge_pb2.Verdict.ValueType:
-        if "8080" in fact:
-            return SAME
-        return SUPERSEDES if text.startswith("Clients") else UNRELATED
+        return SAME if "8080" in fact else SUPERSEDES
 
     core.judge.judge.script = script
-    # One candidate shown: the judge is asked about the wording alone (its verdict on the first
-    # memory, when asked, would decide for that memory itself).
+    # One candidate shown: the judge is first asked about the wording alone, then about the
+    # memory it is linked to (which it also calls replaced).
     service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
     first = await service.add("The API port is 8080", "project", ALPHA)
     wording = await service.add("Clients reach the API through port 8080", "project", ALPHA)
@@ -952,6 +950,56 @@ async def test_a_change_named_on_one_wording_supersedes_every_wording_of_the_fac
     changed = await service.add("Clients reach the API through port 9000", "project", ALPHA)
     assert changed.superseded_ids == wording.memory_ids
     assert core.mem0.current_texts("alpha") == ["Clients reach the API through port 9000"]
+
+
+def linking_a_timeout_to_a_rate_limit(fact: str, text: str) -> judge_pb2.Verdict.ValueType:
+    """A judge that takes an idle timeout of 120 seconds for the rate limit of 120 requests (a
+    wrong SAME) and is right about everything else: timeouts replace timeouts."""
+    if "idle" in fact and "idle" in text:
+        return SUPERSEDES
+    if "idle" in fact and "120" in fact and "requests" in text:
+        return SAME
+    return UNRELATED
+
+
+LIMIT = "The registry allows 120 requests per minute"
+TIMEOUT = "The registry keeps idle connections open 120 seconds"
+LONGER_TIMEOUT = "The registry keeps idle connections open 300 seconds"
+
+
+async def test_a_change_named_on_a_wording_spares_the_memory_the_judge_calls_another_fact(
+    core: Core,
+) -> None:
+    # The wrong SAME keeps the timeout as a wording of the rate limit. A real change of the
+    # timeout is judged against the timeout alone; asked about the rate limit it is linked to,
+    # the judge calls that another fact, which must stay current.
+    core.judge.judge.script = linking_a_timeout_to_a_rate_limit
+    service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
+    limit = await service.add(LIMIT, "project", ALPHA)
+    wording = await service.add(TIMEOUT, "project", ALPHA)
+    assert wording.restates == limit.memory_ids[0]
+    changed = await service.add(LONGER_TIMEOUT, "project", ALPHA)
+    assert changed.superseded_ids == wording.memory_ids
+    assert sorted(core.mem0.current_texts("alpha")) == [LIMIT, LONGER_TIMEOUT]
+
+
+async def test_a_change_named_on_a_wording_replaces_its_fact_when_the_judge_fails_on_the_rest(
+    core: Core,
+) -> None:
+    # The same wrong link, but the judge fails when asked about the memory on the link's other
+    # end: the change is carried across the link, since that memory may hold the same value.
+    def failing_on_the_rate_limit(fact: str, text: str) -> judge_pb2.Verdict.ValueType:
+        if "300" in fact and "requests" in text:
+            raise RuntimeError("the LLM failed")
+        return linking_a_timeout_to_a_rate_limit(fact, text)
+
+    core.judge.judge.script = failing_on_the_rate_limit
+    service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
+    await service.add(LIMIT, "project", ALPHA)
+    await service.add(TIMEOUT, "project", ALPHA)
+    await service.add(LONGER_TIMEOUT, "project", ALPHA)
+    assert core.mem0.current_texts("alpha") == [LONGER_TIMEOUT]
+    assert any("requests" in texts[0] for _, texts in core.judge.judge.compares[-1:])
 
 
 async def test_a_change_too_unlike_the_old_value_to_ask_again_is_kept_beside_it(

@@ -216,6 +216,9 @@ class Verdicts:
     #: the same fact as that one (`_kin`): the fact held two current values, and a change
     #: replaces both.
     kin: frozenset[str] = frozenset()
+    #: Memories linked as wordings to one the statement replaces, shown to the judge only then,
+    #: that it calls another fact or this value (`_apart`): the change stops at the link.
+    apart: frozenset[str] = frozenset()
 
     def get(self, memory_id: str) -> Verdict | None:
         return self.of.get(memory_id)
@@ -261,7 +264,8 @@ async def verdicts_on(
             return answer
         confirmed = answer
     verdicts = Verdicts(first, confirmed)
-    return replace(verdicts, kin=await _kin(service, text, close, verdicts, remaining()))
+    verdicts = replace(verdicts, kin=await _kin(service, text, close, verdicts, remaining()))
+    return replace(verdicts, apart=await _apart(service, text, close, verdicts, remaining()))
 
 
 async def _confirmed(
@@ -310,6 +314,36 @@ async def _kin(
     if isinstance(answer, PeerFailure):
         return frozenset()
     return frozenset(c.id for c in others if answer.get(c.id) in {Verdict.SAME, Verdict.SUPERSEDES})
+
+
+async def _apart(
+    service: MemoryService, text: str, close: list[Memory], verdicts: Verdicts, left: float | None
+) -> frozenset[str]:
+    """Which current memories linked as wordings to one `text` replaces, and not among `close`,
+    the judge calls another fact or this value when asked about them. A wording link is a SAME
+    too unlike to merge, possibly a wrong verdict's; carried across it unasked, a change would
+    demote another fact on that one mistake. Nothing when the judge cannot answer in `left`
+    seconds: the change then replaces every wording, as the links say."""
+    shown = {c.id for c in close}
+    linked = dict.fromkeys(
+        link
+        for memory in _replaced(text, close, verdicts, service.settings)
+        for link in memory.lifetime.wording_links
+        if link not in shown
+    )
+    if not linked or (left is not None and left <= 0):
+        return frozenset()
+    try:
+        found = await gather(*(functools.partial(service.mem0.get, link) for link in linked))
+    except Mem0Error:
+        return frozenset()
+    others = [m for m in found if m is not None and m.lifetime.current][:MAX_COMPARE_CANDIDATES]
+    if not others:
+        return frozenset()
+    answer = await service.judge.compare(text, [(m.id, m.text) for m in others], deadline=left)
+    if isinstance(answer, PeerFailure):
+        return frozenset()
+    return frozenset(m.id for m in others if answer.get(m.id) in {Verdict.SAME, Verdict.UNRELATED})
 
 
 @dataclass(frozen=True)
@@ -375,9 +409,9 @@ def decide(
         and plausibly_one_fact(text, c, settings.verdict_similarity_floor)
     ]
     older = _replaced(text, candidates, verdicts, settings)
-    spared = frozenset(
+    spared = verdicts.apart | {
         c.id for c in candidates if verdicts.get(c.id) in {Verdict.SAME, Verdict.UNRELATED}
-    )
+    }
     current = [c for c in same if c.lifetime.current]
     # Current memories the judge calls this value in other words, too far apart to merge.
     restating = tuple(

@@ -325,20 +325,24 @@ async def _apart(
     demote another fact on that one mistake. Nothing when the judge cannot answer in `left`
     seconds: the change then replaces every wording, as the links say."""
     shown = {c.id for c in close}
+    replaced = _replaced(text, close, verdicts, service.settings)
     linked = dict.fromkeys(
-        link
-        for memory in _replaced(text, close, verdicts, service.settings)
-        for link in memory.lifetime.wording_links
-        if link not in shown
+        link for memory in replaced for link in memory.lifetime.wording_links if link not in shown
     )
     if not linked or (left is not None and left <= 0):
         return frozenset()
+    began = anyio.current_time()
     try:
         found = await gather(*(functools.partial(service.mem0.get, link) for link in linked))
     except Mem0Error:
         return frozenset()
-    others = [m for m in found if m is not None and m.lifetime.current][:MAX_COMPARE_CANDIDATES]
-    if not others:
+    scopes = {memory.run_id for memory in replaced}
+    others = [m for m in found if m is not None and m.lifetime.current and m.run_id in scopes][
+        :MAX_COMPARE_CANDIDATES
+    ]
+    if left is not None:
+        left -= anyio.current_time() - began
+    if not others or (left is not None and left <= 0):
         return frozenset()
     answer = await service.judge.compare(text, [(m.id, m.text) for m in others], deadline=left)
     if isinstance(answer, PeerFailure):

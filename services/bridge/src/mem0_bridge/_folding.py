@@ -22,7 +22,8 @@ pairs would otherwise demote other facts of the same subject. Under
 `supersede_similarity_floor` (down to `confirmed_supersede_floor`) a SUPERSEDES counts only when
 the judge gives it again asked the other way round (`verdicts_on`): changes are often said in
 words far from the old value's, and two independent wrong answers on one look-alike pair are
-rare.
+rare. A change replaces the wordings of the memory it demotes too, except those the judge, asked
+about them, calls another fact: a wording link is a SAME that may be wrong (`_apart`).
 
 A restatement keeps the stored words (they matched the queries so far) unless the new statement
 names a value or name the stored one lacks (`_wording.adds_details`): then the memory takes the

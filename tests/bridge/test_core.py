@@ -983,6 +983,36 @@ async def test_a_change_named_on_a_wording_spares_the_memory_the_judge_calls_ano
     assert sorted(core.mem0.current_texts("alpha")) == [LIMIT, LONGER_TIMEOUT]
 
 
+async def test_a_value_reconciled_later_is_shown_as_many_other_memories_as_its_add_would(
+    core: Core,
+) -> None:
+    # Stored while the judge was down, 9000 is found first by its own search; it must not take
+    # the one place shown to the judge from the value it replaces.
+    core.judge.judge.script = port_rule
+    service = core.configured(judge_max_candidates=1)
+    await service.add("The API port is 8080", "project", ALPHA)
+    with core.judge_down():
+        await service.add("The API port is 9000", "project", ALPHA)
+    await settle(service)
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000"]
+
+
+async def test_a_change_reconciled_later_spares_the_memory_its_wording_was_wrongly_linked_to(
+    core: Core,
+) -> None:
+    # The same wrong link, the change stored while the judge was down: the reconciler asks
+    # about the rate limit too, and leaves it current.
+    core.judge.judge.script = linking_a_timeout_to_a_rate_limit
+    service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
+    await service.add(LIMIT, "project", ALPHA)
+    await service.add(TIMEOUT, "project", ALPHA)
+    with core.judge_down():
+        stored = await service.add(LONGER_TIMEOUT, "project", ALPHA)
+    assert stored.action == "added"
+    await settle(service)
+    assert sorted(core.mem0.current_texts("alpha")) == [LIMIT, LONGER_TIMEOUT]
+
+
 async def test_a_change_named_on_a_wording_replaces_its_fact_when_the_judge_fails_on_the_rest(
     core: Core,
 ) -> None:

@@ -65,17 +65,24 @@ logger = logging.getLogger(__name__)
 CANDIDATE_OVERFETCH = 8
 
 
-async def candidates(service: MemoryService, text: str, namespace: str) -> list[Memory]:
+async def candidates(
+    service: MemoryService, text: str, namespace: str, *, leaving_out: str | None = None
+) -> list[Memory]:
     """The memories of `namespace` close enough to `text` to be shown to the judge, at most
     `judge_max_candidates`, closest first, chosen by `_precedence` (a fact's older values, and
     similar sentences of other facts, must not crowd its current memory out); folded memories
-    are left out (the memory they were folded into speaks for them)."""
+    are left out (the memory they were folded into speaks for them), and so is `leaving_out`
+    (a stored statement judged later, which would take the first place from the others)."""
     shown = min(service.settings.judge_max_candidates, MAX_COMPARE_CANDIDATES)
     found = await service.mem0.search(
         text, user_id=service.user_id, run_id=namespace, top_k=shown * CANDIDATE_OVERFETCH
     )
     floor = service.settings.reinforcement_prefilter_threshold
-    close = [c for c in found if c.similarity_to_query >= floor and c.lifetime.folded_into is None]
+    close = [
+        c
+        for c in found
+        if c.similarity_to_query >= floor and c.lifetime.folded_into is None and c.id != leaving_out
+    ]
     heads = _heads(found)
     rank = _fused_ranks(text, found, heads)
     chosen = {c.id for c in sorted(close, key=lambda c: _precedence(text, c, rank, heads))[:shown]}

@@ -118,7 +118,9 @@ class Reconciler:
 
     async def _candidates(self, memory: Memory, namespace: str) -> list[Memory]:
         """The candidates of `memory` (as its add would have been shown), less itself."""
-        found = await folding.candidates(self._service, memory.text, namespace)
+        found = await folding.candidates(
+            self._service, memory.text, namespace, leaving_out=memory.id
+        )
         return [c for c in found if c.id != memory.id]
 
     async def _fold(self, memory: Memory, into: str, namespace: str, at: datetime) -> None:

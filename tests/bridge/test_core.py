@@ -29,6 +29,7 @@ from mem0_bridge._service import MemoryService, Where
 from mem0_ranker import RankerSettings, create_server
 from mem0_ranker._sqlite import SqliteStore
 from mem0mcp.judge.v1 import judge_pb2
+from tests.fakes.judge_responder import verdict
 from tests.fakes.mem0 import FakeMem0
 from tests.fakes.scripted_judge import RunningJudge, ScriptedJudge
 
@@ -981,6 +982,31 @@ async def test_a_change_named_on_a_wording_spares_the_memory_the_judge_calls_ano
     changed = await service.add(LONGER_TIMEOUT, "project", ALPHA)
     assert changed.superseded_ids == wording.memory_ids
     assert sorted(core.mem0.current_texts("alpha")) == [LIMIT, LONGER_TIMEOUT]
+
+
+async def test_a_change_back_worded_on_a_value_replaced_later_restates_the_current_memory(
+    core: Core,
+) -> None:
+    # 5 is said again in other words and changed to 7 while the judge is down; "back on 5" is
+    # kept as a wording of the newest 5, then 5 is said again in its first words. Reconciled,
+    # the 7 replaces that newest 5 as of when it was said: the change back must then restate
+    # the first 5, the fact's current memory, not stand beside it as a second one.
+    verdicts = {"SAME": SAME, "SUPERSEDES": SUPERSEDES, "UNRELATED": UNRELATED}
+    core.judge.judge.script = lambda fact, text: verdicts[verdict(fact, text)[0]]
+    service = core.configured(verdict_similarity_floor=0.99)
+    first = await service.add("For the zaluka datoma, the replicas is 5.", "project", ALPHA)
+    with core.judge_down():
+        await service.add("5 is used by the zaluka datoma.", "project", ALPHA)
+        await service.add("The replicas of our zaluka datoma is 7.", "project", ALPHA)
+    back = await service.add("The zaluka datoma is back on 5.", "project", ALPHA)
+    again = await service.add("For the zaluka datoma, the replicas is 5.", "project", ALPHA)
+    assert again.action == "reinforced"
+    await settle(service)
+    memories = {m.id: m for m in core.mem0.memories.values()}
+    current = {i for i, m in memories.items() if not m.metadata.get("superseded_by")}
+    assert current == {first.memory_ids[0], back.memory_ids[0]}
+    assert memories[back.memory_ids[0]].metadata["restates"] == first.memory_ids[0]
+    assert back.memory_ids[0] in memories[first.memory_ids[0]].metadata["wordings"]
 
 
 async def test_a_value_reconciled_later_is_shown_as_many_other_memories_as_its_add_would(

@@ -646,6 +646,38 @@ async def _supersede(
             applied.notes.append(f"{memory.id} could not be marked superseded; it stays current")
             continue
         await _supersede_wordings(service, memory, survivor_id, at, done=done, applied=applied)
+        await _rehome_wordings(service, memory)
+
+
+async def _rehome_wordings(service: MemoryService, memory: Memory) -> None:
+    """Point the wordings of `memory`, just superseded, that are still current (said after the
+    change, or another fact) at the memory it restated, if that one is current and primary,
+    else at nothing. A wording must not restate a memory that no longer holds the value: the
+    fact would show it as a second current memory."""
+    if not memory.lifetime.wordings:
+        return
+    found = await gather(
+        *(functools.partial(service.mem0.get, i) for i in memory.lifetime.wordings)
+    )
+    current = [w for w in found if w is not None and w.lifetime.current]
+    restating = [w for w in current if w.lifetime.restates == memory.id]
+    if not restating:
+        return
+    onward = memory.lifetime.restates
+    primary = None if onward is None else await service.mem0.get(onward)
+    if primary is not None and (not primary.lifetime.current or primary.lifetime.restates):
+        primary = None
+    moved = [w.id for w in restating if primary is None or w.id != primary.id]
+    for wording_id in moved:
+        wording = next(w for w in restating if w.id == wording_id)
+        target = None if primary is None else primary.id
+        await mark(
+            service, wording, {RESTATES: target}, "as a wording of its fact's current memory"
+        )
+    if primary is not None and moved:
+        await mark(
+            service, primary, primary.lifetime.worded(*moved), "with the wordings it regains"
+        )
 
 
 def _said_after(memory: Memory, at: datetime) -> bool:

@@ -1009,6 +1009,30 @@ async def test_a_change_back_worded_on_a_value_replaced_later_restates_the_curre
     assert back.memory_ids[0] in memories[first.memory_ids[0]].metadata["wordings"]
 
 
+async def test_a_value_stored_unjudged_and_restated_later_restates_the_fact_s_current_memory(
+    core: Core,
+) -> None:
+    # 7 is said again in other words while the judge is down, then once more after it is back,
+    # kept as a wording of that unjudged memory. Reconciled, the unjudged memory must become a
+    # wording of the fact's current memory, not a second current memory beside it.
+    verdicts = {"SAME": SAME, "SUPERSEDES": SUPERSEDES, "UNRELATED": UNRELATED}
+    core.judge.judge.script = lambda fact, text: verdicts[verdict(fact, text)[0]]
+    service = core.configured(verdict_similarity_floor=0.99)
+    first = await service.add("7 is now used by the zonafa dozuga.", "project", ALPHA)
+    with core.judge_down():
+        unjudged = await service.add("The zonafa dozuga uses 7.", "project", ALPHA)
+    later = await service.add("Our zonafa dozuga replicas is now 7.", "project", ALPHA)
+    assert later.restates == unjudged.memory_ids[0]
+    await settle(service)
+    memories = {m.id: m for m in core.mem0.memories.values()}
+    primaries = {
+        i
+        for i, m in memories.items()
+        if not m.metadata.get("superseded_by") and not m.metadata.get("restates")
+    }
+    assert primaries == {first.memory_ids[0]}
+
+
 async def test_a_value_reconciled_later_is_shown_as_many_other_memories_as_its_add_would(
     core: Core,
 ) -> None:

@@ -179,6 +179,7 @@ class Reconciler:
         if isinstance(verdicts, PeerFailure):
             return
         decision = folding.decide(memory.text, older, verdicts, service.settings)
+        await self._worded_as_older(memory, decision)
         if not decision.superseded:
             return
         held = await service.mem0.get(memory.id)
@@ -203,6 +204,22 @@ class Reconciler:
             and successor.id in said_after
         ]
         await _overtaken(service, speaker, overtaking)
+
+    async def _worded_as_older(self, memory: Memory, decision: folding.Decision) -> None:
+        """Link `memory`, restated by a later statement, as a wording of the older current
+        memory the judge calls the same value (`decision`'s survivor or echo), as its add would
+        have: left alone, it stands beside that memory as a second current one of the fact."""
+        service = self._service
+        older = decision.survivor if decision.kind == "same" else decision.echoed
+        if older is None or not older.lifetime.current or older.lifetime.restates is not None:
+            return
+        held = await service.mem0.get(memory.id)
+        if held is None or not held.lifetime.current or held.lifetime.restates is not None:
+            return
+        if await folding.restates_through(service, older, held.id):
+            return
+        await folding.mark(service, held, {RESTATES: older.id}, "as a wording")
+        await folding.mark(service, older, older.lifetime.worded(held.id), "with a wording")
 
     async def _replaced_while_waiting(self, memory: Memory, namespace: str) -> str | None:
         """Settle `memory`, superseded by a later add while it waited. That add judged it

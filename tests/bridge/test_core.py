@@ -984,6 +984,14 @@ async def test_a_change_named_on_a_wording_spares_the_memory_the_judge_calls_ano
     assert sorted(core.mem0.current_texts("alpha")) == [LIMIT, LONGER_TIMEOUT]
 
 
+def judged_as_the_load_is(core: Core) -> MemoryService:
+    """The load benchmark's judge (the fake LLM's word-overlap rule), behind a SAME floor the
+    statements stay under, so that restatements in other words are kept as wordings."""
+    verdicts = {"SAME": SAME, "SUPERSEDES": SUPERSEDES, "UNRELATED": UNRELATED}
+    core.judge.judge.script = lambda fact, text: verdicts[verdict(fact, text)[0]]
+    return core.configured(verdict_similarity_floor=0.99)
+
+
 async def test_a_change_back_worded_on_a_value_replaced_later_restates_the_current_memory(
     core: Core,
 ) -> None:
@@ -991,9 +999,7 @@ async def test_a_change_back_worded_on_a_value_replaced_later_restates_the_curre
     # kept as a wording of the newest 5, then 5 is said again in its first words. Reconciled,
     # the 7 replaces that newest 5 as of when it was said: the change back must then restate
     # the first 5, the fact's current memory, not stand beside it as a second one.
-    verdicts = {"SAME": SAME, "SUPERSEDES": SUPERSEDES, "UNRELATED": UNRELATED}
-    core.judge.judge.script = lambda fact, text: verdicts[verdict(fact, text)[0]]
-    service = core.configured(verdict_similarity_floor=0.99)
+    service = judged_as_the_load_is(core)
     first = await service.add("For the zaluka datoma, the replicas is 5.", "project", ALPHA)
     with core.judge_down():
         await service.add("5 is used by the zaluka datoma.", "project", ALPHA)
@@ -1015,9 +1021,7 @@ async def test_a_value_stored_unjudged_and_restated_later_restates_the_fact_s_cu
     # 7 is said again in other words while the judge is down, then once more after it is back,
     # kept as a wording of that unjudged memory. Reconciled, the unjudged memory must become a
     # wording of the fact's current memory, not a second current memory beside it.
-    verdicts = {"SAME": SAME, "SUPERSEDES": SUPERSEDES, "UNRELATED": UNRELATED}
-    core.judge.judge.script = lambda fact, text: verdicts[verdict(fact, text)[0]]
-    service = core.configured(verdict_similarity_floor=0.99)
+    service = judged_as_the_load_is(core)
     first = await service.add("7 is now used by the zonafa dozuga.", "project", ALPHA)
     with core.judge_down():
         unjudged = await service.add("The zonafa dozuga uses 7.", "project", ALPHA)

@@ -20,7 +20,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from mem0_bridge import BridgeError, BridgeSettings
-from mem0_bridge._folding import candidates
+from mem0_bridge._folding import candidates, outdate
 from mem0_bridge._judge import JudgeClient
 from mem0_bridge._mem0 import Mem0Client, Memory
 from mem0_bridge._ranker import RankerClient, Stats
@@ -1035,6 +1035,34 @@ async def test_a_value_stored_unjudged_and_restated_later_restates_the_fact_s_cu
         if not m.metadata.get("superseded_by") and not m.metadata.get("restates")
     }
     assert primaries == {first.memory_ids[0]}
+
+
+async def test_wordings_said_after_their_memory_was_replaced_keep_one_memory_for_the_fact(
+    core: Core,
+) -> None:
+    # The memory two wordings restate is replaced as of a time before they were said, and
+    # restates nothing itself: kept current, one of them must stand for the fact and the
+    # other restate it, not two memories restating nothing.
+    core.judge.judge.script = lambda fact, text: SAME if "8080" in fact else UNRELATED
+    service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    between = service.now()
+    await anyio.sleep(0.01)
+    wordings = [
+        await service.add(text, "project", ALPHA)
+        for text in ("Clients reach the API through port 8080", "The API port is 8080 today")
+    ]
+    assert [w.restates for w in wordings] == [first.memory_ids[0]] * 2
+    other = await service.add("The web port is 9000", "project", ALPHA)
+    replaced = await service.mem0.get(first.memory_ids[0])
+    assert replaced is not None
+    assert await outdate(service, replaced, other.memory_ids[0], between)
+    kept = [await service.mem0.get(w.memory_ids[0]) for w in wordings]
+    assert all(k is not None and k.lifetime.current for k in kept)
+    links = {k.id: k.lifetime.restates for k in kept if k is not None}
+    primaries = [i for i, restated in links.items() if restated is None]
+    assert len(primaries) == 1
+    assert set(links.values()) == {None, primaries[0]}
 
 
 async def test_a_value_reconciled_later_is_shown_as_many_other_memories_as_its_add_would(

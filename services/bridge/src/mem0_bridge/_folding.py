@@ -651,32 +651,39 @@ async def _supersede(
 
 async def _rehome_wordings(service: MemoryService, memory: Memory) -> None:
     """Point the wordings of `memory`, just superseded, that are still current (said after the
-    change, or another fact) at the memory it restated, if that one is current and primary,
-    else at nothing. A wording must not restate a memory that no longer holds the value: the
-    fact would show it as a second current memory."""
+    change, or another fact) at the memory it restated, if that one is current and primary;
+    else the first of them restates nothing and the others restate it. A wording must not
+    restate a memory that no longer holds the value: the fact would show it as a second
+    current memory."""
     if not memory.lifetime.wordings:
         return
     found = await gather(
         *(functools.partial(service.mem0.get, i) for i in memory.lifetime.wordings)
     )
-    current = [w for w in found if w is not None and w.lifetime.current]
-    restating = [w for w in current if w.lifetime.restates == memory.id]
+    restating = [
+        w
+        for w in found
+        if w is not None and w.lifetime.current and w.lifetime.restates == memory.id
+    ]
     if not restating:
         return
     onward = memory.lifetime.restates
     primary = None if onward is None else await service.mem0.get(onward)
-    if primary is not None and (not primary.lifetime.current or primary.lifetime.restates):
-        primary = None
-    moved = [w.id for w in restating if primary is None or w.id != primary.id]
-    for wording_id in moved:
-        wording = next(w for w in restating if w.id == wording_id)
-        target = None if primary is None else primary.id
+    if primary is None or not primary.lifetime.current or primary.lifetime.restates:
+        primary, *moved = restating
+        await mark(service, primary, {RESTATES: None}, "as its fact's current memory")
+    else:
+        moved = [w for w in restating if w.id != primary.id]
+    for wording in moved:
         await mark(
-            service, wording, {RESTATES: target}, "as a wording of its fact's current memory"
+            service, wording, {RESTATES: primary.id}, "as a wording of its fact's current memory"
         )
-    if primary is not None and moved:
+    if moved:
         await mark(
-            service, primary, primary.lifetime.worded(*moved), "with the wordings it regains"
+            service,
+            primary,
+            primary.lifetime.worded(*(w.id for w in moved)),
+            "with the wordings it regains",
         )
 
 

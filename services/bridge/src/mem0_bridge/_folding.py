@@ -669,7 +669,7 @@ async def _rehome_wordings(service: MemoryService, memory: Memory) -> None:
         return
     onward = memory.lifetime.restates
     primary = None if onward is None else await service.mem0.get(onward)
-    if primary is None or not primary.lifetime.current or primary.lifetime.restates:
+    if primary is None or not primary.lifetime.current or primary.lifetime.restates is not None:
         primary, *moved = restating
         await mark(service, primary, {RESTATES: None}, "as its fact's current memory")
     else:

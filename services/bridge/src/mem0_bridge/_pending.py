@@ -216,8 +216,7 @@ class Reconciler:
         held = await service.mem0.get(memory.id)
         if held is None or not held.lifetime.current or held.lifetime.restates is not None:
             return
-        if await folding.restates_through(service, older, held.id):
-            return
+        # `older` restates nothing, so this link closes no ring of wordings.
         await folding.mark(service, held, {RESTATES: older.id}, "as a wording")
         await folding.mark(service, older, older.lifetime.worded(held.id), "with a wording")
 

@@ -1037,32 +1037,41 @@ async def test_a_value_stored_unjudged_and_restated_later_restates_the_fact_s_cu
     assert primaries == {first.memory_ids[0]}
 
 
+@pytest.mark.parametrize("replaced", ["memory", "wording"])
 async def test_wordings_said_after_their_memory_was_replaced_keep_one_memory_for_the_fact(
-    core: Core,
+    core: Core, replaced: str
 ) -> None:
-    # The memory two wordings restate is replaced as of a time before they were said, and
-    # restates nothing itself: kept current, one of them must stand for the fact and the
-    # other restate it, not two memories restating nothing.
+    # The memory two wordings restate is replaced as of a time before they were said, either
+    # itself or through an earlier wording of it that is replaced (one link further on), and
+    # restates nothing itself: kept current, one of them must stand for the fact and the other
+    # restate it, not two memories restating nothing or a replaced memory.
     core.judge.judge.script = lambda fact, text: SAME if "8080" in fact else UNRELATED
     service = core.configured(verdict_similarity_floor=0.99, judge_max_candidates=1)
     first = await service.add("The API port is 8080", "project", ALPHA)
+    early = await service.add("Clients reach the API through port 8080", "project", ALPHA)
+    assert early.restates == first.memory_ids[0]
     between = service.now()
     await anyio.sleep(0.01)
     wordings = [
         await service.add(text, "project", ALPHA)
-        for text in ("Clients reach the API through port 8080", "The API port is 8080 today")
+        for text in ("The API port is 8080 today", "Port 8080 is where the API listens")
     ]
     assert [w.restates for w in wordings] == [first.memory_ids[0]] * 2
     other = await service.add("The web port is 9000", "project", ALPHA)
-    replaced = await service.mem0.get(first.memory_ids[0])
-    assert replaced is not None
-    assert await outdate(service, replaced, other.memory_ids[0], between)
+    named = await service.mem0.get((first if replaced == "memory" else early).memory_ids[0])
+    assert named is not None
+    assert await outdate(service, named, other.memory_ids[0], between)
+    gone = [await service.mem0.get(i) for i in (first.memory_ids[0], early.memory_ids[0])]
+    assert all(g is not None and not g.lifetime.current for g in gone)
     kept = [await service.mem0.get(w.memory_ids[0]) for w in wordings]
     assert all(k is not None and k.lifetime.current for k in kept)
     links = {k.id: k.lifetime.restates for k in kept if k is not None}
     primaries = [i for i, restated in links.items() if restated is None]
     assert len(primaries) == 1
     assert set(links.values()) == {None, primaries[0]}
+    primary = await service.mem0.get(primaries[0])
+    assert primary is not None
+    assert primary.lifetime.wordings == tuple(i for i in links if i != primaries[0])
 
 
 async def test_a_value_reconciled_later_is_shown_as_many_other_memories_as_its_add_would(

@@ -645,31 +645,40 @@ async def _supersede(
         else:
             applied.notes.append(f"{memory.id} could not be marked superseded; it stays current")
             continue
-        await _supersede_wordings(service, memory, survivor_id, at, done=done, applied=applied)
-        await _rehome_wordings(service, memory)
+        replaced = [memory]
+        await _supersede_wordings(
+            service, memory, survivor_id, at, done=done, applied=applied, replaced=replaced
+        )
+        await _rehome_wordings(service, replaced)
 
 
-async def _rehome_wordings(service: MemoryService, memory: Memory) -> None:
-    """Point the wordings of `memory`, just superseded, that are still current (said after the
-    change, or another fact) at the memory it restated, if that one is current and primary;
-    else the first of them restates nothing and the others restate it. A wording must not
-    restate a memory that no longer holds the value: the fact would show it as a second
-    current memory."""
-    if not memory.lifetime.wordings:
+async def _rehome_wordings(service: MemoryService, replaced: Sequence[Memory]) -> None:
+    """Point the wordings that still restate one of `replaced` (the memories one change just
+    replaced through their links) and are current (said after the change, or another fact) at
+    one memory: the first memory a replaced one restated that is current and primary; else the
+    first of them restates nothing and the others restate it. A wording must not restate a
+    memory that no longer holds the value: the fact would show it as a second current memory.
+    Run once after the whole walk, so that however far the links reached, the fact is left
+    with one memory standing for it, not one per level."""
+    gone = {m.id for m in replaced}
+    named = dict.fromkeys(w for m in replaced for w in m.lifetime.wordings if w not in gone)
+    if not named:
         return
-    found = await gather(
-        *(functools.partial(service.mem0.get, i) for i in memory.lifetime.wordings)
-    )
+    found = await gather(*(functools.partial(service.mem0.get, i) for i in named))
     restating = [
-        w
-        for w in found
-        if w is not None and w.lifetime.current and w.lifetime.restates == memory.id
+        w for w in found if w is not None and w.lifetime.current and w.lifetime.restates in gone
     ]
     if not restating:
         return
-    onward = memory.lifetime.restates
-    primary = None if onward is None else await service.mem0.get(onward)
-    if primary is None or not primary.lifetime.current or primary.lifetime.restates is not None:
+    primary = None
+    for onward in dict.fromkeys(m.lifetime.restates for m in replaced):
+        if onward is None or onward in gone:
+            continue
+        held = await service.mem0.get(onward)
+        if held is not None and held.lifetime.current and held.lifetime.restates is None:
+            primary = held
+            break
+    if primary is None:
         primary, *moved = restating
         await mark(service, primary, {RESTATES: None}, "as its fact's current memory")
     else:
@@ -702,9 +711,11 @@ async def _supersede_wordings(
     *,
     done: set[str],
     applied: Applied,
+    replaced: list[Memory],
 ) -> None:
     """Mark superseded the current wordings of `memory`'s fact, through their links either way
-    (a change that named one wording replaces the value every wording of it holds)."""
+    (a change that named one wording replaces the value every wording of it holds); each one
+    marked is added to `replaced`."""
     waiting = [*memory.lifetime.wording_links]
     while waiting:
         kin_id = waiting.pop()
@@ -717,6 +728,7 @@ async def _supersede_wordings(
         if _said_after(kin, at):
             applied.later.append(kin)
         elif await mark(service, kin, kin.lifetime.superseded(survivor_id, at), "too"):
+            replaced.append(kin)
             waiting += kin.lifetime.wording_links
 
 

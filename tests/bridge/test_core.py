@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,8 @@ import grpc
 import pytest
 from prometheus_client import REGISTRY
 
+from bench.load.checker import Ack, FactSpec, Stored, check
+from bench.load.facts import NEW_WORDINGS, TEMPLATES, Fact, fact_pool
 from mem0_bridge import BridgeError, BridgeSettings
 from mem0_bridge._folding import candidates, outdate
 from mem0_bridge._judge import JudgeClient
@@ -1845,3 +1849,140 @@ async def test_a_value_overtaken_while_it_waited_takes_its_wordings_with_it(
     assert not [fact for fact, _ in asked if "7000" in fact]  # 7000 was not asked about 9000
     current = [t for t in core.mem0.current_texts("alpha") if who(t) != "X"]
     assert current == ["Back to 7000 for kavo"]
+
+
+def current_primaries(core: Core) -> list[str]:
+    """The texts of the memories that stand for a fact: current, and restating none."""
+    return [
+        m.text
+        for m in core.mem0.memories.values()
+        if not (m.metadata.get("superseded_by") or m.metadata.get("folded_into"))
+        and not m.metadata.get("restates")
+    ]
+
+
+async def test_a_change_overtaken_during_an_outage_still_replaces_the_value_it_changed(
+    core: Core,
+) -> None:
+    # While the judge is down, 90s is said again in other words, changed to 45s, and changed
+    # back to 90s. Reconciled, the 45s is replaced by the later 90s: it must still replace
+    # the first 90s as of when it was said, not leave it current beside the later one.
+    service = judged_as_the_load_is(core)
+    first = await service.add("The timeout of our tidaza zemube is 90s.", "project", ALPHA)
+    with core.judge_down():
+        await service.add("The tidaza zemube timeout is 90s.", "project", ALPHA)
+        changed = await service.add("Back to 45s for the tidaza zemube.", "project", ALPHA)
+        await service.add("Back to 90s for the tidaza zemube.", "project", ALPHA)
+    await settle(service)
+    assert current_primaries(core) == ["Back to 90s for the tidaza zemube."]
+    replaced = core.mem0.memories[first.memory_ids[0]]
+    assert replaced.metadata["superseded_by"] == changed.memory_ids[0]
+
+
+async def test_restatements_stored_during_an_outage_end_as_wordings_of_the_fact_s_memory(
+    core: Core,
+) -> None:
+    # Three restatements in other words, stored while the judge is down: the first two are
+    # reconciled as wordings of the third (said after them), which must then become a wording
+    # of the fact's memory with them, not a second memory of the fact.
+    service = judged_as_the_load_is(core)
+    first = await service.add("As of now the defizu ganeda has timeout 90s.", "project", ALPHA)
+    with core.judge_down():
+        said = [
+            await service.add(text, "project", ALPHA)
+            for text in (
+                "The defizu ganeda uses 90s.",
+                "Our defizu ganeda timeout is now 90s.",
+                "90s is used by the defizu ganeda.",
+            )
+        ]
+    await settle(service)
+    assert current_primaries(core) == ["As of now the defizu ganeda has timeout 90s."]
+    restated = {core.mem0.memories[s.memory_ids[0]].metadata["restates"] for s in said}
+    assert restated == {first.memory_ids[0]}
+
+
+#: Steps of one randomised sequence, and the facts it is spread over.
+SEQUENCE_STEPS = 40
+SEQUENCE_FACTS = 3
+
+
+def _said(rng: random.Random, fact: Fact, op: str, value: int) -> str:
+    """`fact` at `value`, worded as agents word `op`: its plain sentences or the op's own."""
+    plain = range(len(TEMPLATES))
+    own = NEW_WORDINGS.get(op, ())
+    return fact.text(rng.choice([*plain, *own]), value)
+
+
+@pytest.mark.parametrize("copy_floor", [0.0, 0.99], ids=["folding", "wordings"])
+@pytest.mark.parametrize("seed", range(16))
+async def test_a_sequence_of_restatements_changes_and_change_backs_keeps_one_current_memory(
+    core: Core, seed: int, copy_floor: float
+) -> None:
+    # Agents say facts again, change them and change them back, in the words of the load
+    # benchmark (which the judge's rule reads right), with the judge down now and then and the
+    # reconciler running at random points. After it all, each fact has one current memory, it
+    # holds the latest value, a search names that value first, and every id answered exists.
+    rng = random.Random(seed)
+    service = judged_as_the_load_is(core)
+    service = core.configured(verdict_similarity_floor=copy_floor)
+    facts = fact_pool(SEQUENCE_FACTS, ("alpha",), offset=seed * SEQUENCE_FACTS)
+    values: dict[str, list[int]] = {f.fact_id: [] for f in facts}
+    acks = []
+    down = 0
+    for _ in range(SEQUENCE_STEPS):
+        fact = rng.choice(facts)
+        said = values[fact.fact_id]
+        ops = ["restate", "change"] + (["change_back"] if len(set(said)) > 1 else [])
+        op = rng.choice(ops) if said else "state"
+        if op in {"state", "restate"}:
+            value = said[-1] if said else 0
+        elif op == "change":
+            value = rng.choice([v for v in range(len(fact.values)) if v != said[-1]])
+        else:
+            value = next(v for v in reversed(said) if v != said[-1])
+        if not down and rng.random() < 0.15:
+            down = rng.randint(1, 4)
+        sent = time.monotonic()
+        if down:
+            down -= 1
+            with core.judge_down():
+                added = await service.add(_said(rng, fact, op, value), "project", ALPHA)
+        else:
+            added = await service.add(_said(rng, fact, op, value), "project", ALPHA)
+        acks.append(
+            Ack(
+                fact.fact_id,
+                op,
+                fact.values[value],
+                added.action,
+                tuple(added.memory_ids),
+                sent,
+                time.monotonic(),
+            )
+        )
+        said.append(value)
+        if rng.random() < 0.2:
+            await settle(service)
+    await settle(service)
+    await core.settled()
+    stored = [Stored(m.id, m.run_id, m.text, m.metadata) for m in core.mem0.memories.values()]
+    final = {}
+    for fact in facts:
+        found = await service.search(fact.question(), "project", 10, ALPHA)
+        final[fact.fact_id] = [Stored(h.id, h.namespace or "", h.text) for h in found.hits]
+    specs = [FactSpec(f.fact_id, f.project, f.words) for f in facts]
+    result = check(specs, acks, [], stored, final_searches=final)
+    wrong = {
+        fact_id: verdict.describe([a for a in acks if a.fact_id == fact_id])
+        for fact_id, verdict in result.facts.items()
+        if verdict.not_one_current
+        or verdict.stale
+        or verdict.lost
+        or verdict.older_first
+        or verdict.unreadable
+        or verdict.search_missed
+    }
+    assert not wrong, json.dumps(wrong, indent=1)
+    assert not result.unidentified
+    assert {i for a in acks for i in a.memory_ids} <= set(core.mem0.memories)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
@@ -661,13 +661,8 @@ async def _rehome_wordings(service: MemoryService, replaced: Sequence[Memory]) -
     Run once after the whole walk, so that however far the links reached, the fact is left
     with one memory standing for it, not one per level."""
     gone = {m.id for m in replaced}
-    named = dict.fromkeys(w for m in replaced for w in m.lifetime.wordings if w not in gone)
-    if not named:
-        return
-    found = await gather(*(functools.partial(service.mem0.get, i) for i in named))
-    restating = [
-        w for w in found if w is not None and w.lifetime.current and w.lifetime.restates in gone
-    ]
+    named = [w for m in replaced for w in m.lifetime.wordings if w not in gone]
+    restating = await current_wordings(service, named, gone)
     if not restating:
         return
     primary = None
@@ -694,6 +689,15 @@ async def _rehome_wordings(service: MemoryService, replaced: Sequence[Memory]) -
             primary.lifetime.worded(*(w.id for w in moved)),
             "with the wordings it regains",
         )
+
+
+async def current_wordings(
+    service: MemoryService, named: Iterable[str], of: Container[str]
+) -> list[Memory]:
+    """The memories among `named` (wording ids, as a memory's metadata lists them) that are
+    current and still restate one of `of`, as mem0 holds them now, each once."""
+    found = await gather(*(functools.partial(service.mem0.get, i) for i in dict.fromkeys(named)))
+    return [w for w in found if w is not None and w.lifetime.current and w.lifetime.restates in of]
 
 
 def _said_after(memory: Memory, at: datetime) -> bool:

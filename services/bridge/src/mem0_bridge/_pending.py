@@ -168,9 +168,10 @@ class Reconciler:
         self, memory: Memory, older: list[Memory], later: list[Memory], early: _Verdicts | None
     ) -> None:
         """Mark the older values `memory` changed superseded, as its add would have, now that a
-        later memory restating it speaks for its value (`_outdated`): that one's own judge may
-        not have been shown them (other facts' sentences of its shape crowd them out), and an
-        older value left current would stand beside the latest. Where one was replaced by a
+        later memory settled it (`_outdated`): one restating it speaks for its value, and its
+        own judge may not have been shown them (other facts' sentences of its shape crowd them
+        out); one replacing it did not judge them against `memory`'s value. Either way an older
+        value left current would stand beside the latest. Where one was replaced by a
         value said later still, that value overtakes the one `memory` says, with its wordings.
         Nothing when the judge cannot answer: the older values stay as they are."""
         service = self._service
@@ -255,9 +256,9 @@ class Reconciler:
     async def _early_verdicts(self, memory_id: str) -> _Verdicts | None:
         """The verdicts on a pending memory, asked for without holding its scope's lock, as
         the locked step asks for them: by each later memory until one settles it, then on the
-        older memories unless it was replaced. One at a time: this is background work, and
-        must not crowd the LLM that adds and searches wait on. None when there is nothing to
-        judge now (the locked step finds out why)."""
+        older memories (which it changed, even when a later one replaced it). One at a time:
+        this is background work, and must not crowd the LLM that adds and searches wait on.
+        None when there is nothing to judge now (the locked step finds out why)."""
         service = self._service
         memory = await service.mem0.get(memory_id)
         if memory is None or memory.run_id is None or not memory.lifetime.current:
@@ -272,7 +273,7 @@ class Reconciler:
                 break
             by_later.append((_judged_state(judged, [newer]), answer))
             if folding.judged_changed(newer.text, judged, answer, service.settings):
-                return _Verdicts(_judged_state(memory, older), None, by_later)
+                break
             if answer.get(memory.id) is Verdict.SAME:
                 break
         on_older = await folding.verdicts_on(service, memory.text, older) if older else None
@@ -292,7 +293,7 @@ class Reconciler:
         close = await self._candidates(memory, namespace)
         later, older = _around(close, memory)
         outdated = await self._outdated(memory, namespace, later, early)
-        if outdated == "restated" and older:
+        if outdated in {"restated", "changed"} and older:
             await self._replaces_older(memory, older, later, early)
         if outdated is not None:
             return None if isinstance(outdated, PeerFailure) else outdated
@@ -317,8 +318,21 @@ class Reconciler:
             ):
                 own[RESTATES] = echo.memory_id
                 echoed = decision.echoed
+                # Its own wordings (values reconciled before it, linked to it as a later
+                # statement) go with it: left restating it, they would be wordings of a
+                # wording, and a change named on one would not reach the fact's memory.
+                handed = await folding.current_wordings(
+                    service, memory.lifetime.wordings, {memory.id}
+                )
+                for wording in handed:
+                    await folding.mark(
+                        service, wording, {RESTATES: echoed.id}, "as a wording of its fact"
+                    )
                 await folding.mark(
-                    service, echoed, echoed.lifetime.worded(memory.id), "with a wording"
+                    service,
+                    echoed,
+                    echoed.lifetime.worded(memory.id, *(w.id for w in handed)),
+                    "with a wording",
                 )
             if own:
                 await folding.mark(service, memory, own, "with what it replaces")
@@ -408,9 +422,15 @@ def _judged_state(memory: Memory, older: list[Memory]) -> _State:
 def _around(close: list[Memory], memory: Memory) -> tuple[list[Memory], list[Memory]]:
     """`close` split into the current memories said after `memory` (stored after it, or made
     current again after it by a change back) and the memories before it, as its add found
-    them."""
+    them, less those restating it: values reconciled before it that were linked to it as a
+    later statement of theirs say its value through it, and are no other memory for it to
+    restate or replace."""
     later = [c for c in close if c.lifetime.current and not _held_before(c, memory)]
-    older = [c for c in close if _stored_before(c, memory) and c not in later]
+    older = [
+        c
+        for c in close
+        if _stored_before(c, memory) and c not in later and c.lifetime.restates != memory.id
+    ]
     return later, older
 
 

@@ -22,7 +22,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from bench.load.checker import Ack, FactSpec, Stored, check
-from bench.load.facts import NEW_WORDINGS, TEMPLATES, Fact, fact_pool
+from bench.load.facts import NEW_WORDINGS, TEMPLATES, Fact, fact_pool, tokens, values_in
 from mem0_bridge import BridgeError, BridgeSettings
 from mem0_bridge._folding import candidates, outdate
 from mem0_bridge._judge import JudgeClient
@@ -988,12 +988,13 @@ async def test_a_change_named_on_a_wording_spares_the_memory_the_judge_calls_ano
     assert sorted(core.mem0.current_texts("alpha")) == [LIMIT, LONGER_TIMEOUT]
 
 
-def judged_as_the_load_is(core: Core) -> MemoryService:
-    """The load benchmark's judge (the fake LLM's word-overlap rule), behind a SAME floor the
-    statements stay under, so that restatements in other words are kept as wordings."""
+def judged_as_the_load_is(core: Core, copy_floor: float = 0.99) -> MemoryService:
+    """The load benchmark's judge (the fake LLM's word-overlap rule), by default behind a SAME
+    floor the statements stay under, so that restatements in other words are kept as wordings
+    (at 0 they are folded)."""
     verdicts = {"SAME": SAME, "SUPERSEDES": SUPERSEDES, "UNRELATED": UNRELATED}
     core.judge.judge.script = lambda fact, text: verdicts[verdict(fact, text)[0]]
-    return core.configured(verdict_similarity_floor=0.99)
+    return core.configured(verdict_similarity_floor=copy_floor)
 
 
 async def test_a_change_back_worded_on_a_value_replaced_later_restates_the_current_memory(
@@ -1902,6 +1903,27 @@ async def test_restatements_stored_during_an_outage_end_as_wordings_of_the_fact_
     assert restated == {first.memory_ids[0]}
 
 
+async def test_reinstating_an_old_value_supersedes_the_wordings_of_the_value_it_undoes(
+    core: Core,
+) -> None:
+    # 9000 replaced 8080 and was said again in other words (kept as a wording). The agent
+    # undoes the change: the wording holds 9000 too and must not stay current beside 8080.
+    service = judged_as_the_load_is(core)
+    first = await service.add("The kabude lomiva port is 8080.", "project", ALPHA)
+    changed = await service.add("The kabude lomiva moved to 9000.", "project", ALPHA)
+    wording = await service.add("9000 is used by the kabude lomiva.", "project", ALPHA)
+    assert (changed.superseded_ids, wording.restates) == (first.memory_ids, changed.memory_ids[0])
+    await service.reinstate(first.memory_ids[0], ALPHA)
+    live = [
+        m.text
+        for m in core.mem0.memories.values()
+        if not (m.metadata.get("superseded_by") or m.metadata.get("folded_into"))
+    ]
+    assert live == ["The kabude lomiva port is 8080."]
+    undone = core.mem0.memories[wording.memory_ids[0]]
+    assert undone.metadata["superseded_by"] == first.memory_ids[0]
+
+
 #: Steps of one randomised sequence, and the facts it is spread over.
 SEQUENCE_STEPS = 40
 SEQUENCE_FACTS = 3
@@ -1920,12 +1942,12 @@ async def test_a_sequence_of_restatements_changes_and_change_backs_keeps_one_cur
     core: Core, seed: int, copy_floor: float
 ) -> None:
     # Agents say facts again, change them and change them back, in the words of the load
-    # benchmark (which the judge's rule reads right), with the judge down now and then and the
-    # reconciler running at random points. After it all, each fact has one current memory, it
-    # holds the latest value, a search names that value first, and every id answered exists.
+    # benchmark (which the judge's rule reads right), and now and then undo a change, with the
+    # judge down now and then and the reconciler running at random points. After it all, each
+    # fact has one current memory, it holds the latest value, a search names that value first,
+    # and every id answered exists.
     rng = random.Random(seed)
-    service = judged_as_the_load_is(core)
-    service = core.configured(verdict_similarity_floor=copy_floor)
+    service = judged_as_the_load_is(core, copy_floor)
     facts = fact_pool(SEQUENCE_FACTS, ("alpha",), offset=seed * SEQUENCE_FACTS)
     values: dict[str, list[int]] = {f.fact_id: [] for f in facts}
     acks = []
@@ -1933,6 +1955,30 @@ async def test_a_sequence_of_restatements_changes_and_change_backs_keeps_one_cur
     for _ in range(SEQUENCE_STEPS):
         fact = rng.choice(facts)
         said = values[fact.fact_id]
+        replaced = [
+            m
+            for m in core.mem0.memories.values()
+            if m.metadata.get("superseded_by") and set(fact.words) <= set(tokens(m.text))
+        ]
+        if replaced and rng.random() < 0.1:
+            # The agent undoes a change it takes for wrong: that value is the latest now.
+            undone = rng.choice(replaced)
+            sent = time.monotonic()
+            reinstated = await service.reinstate(undone.id, ALPHA)
+            (value_text,) = values_in(undone.text)
+            acks.append(
+                Ack(
+                    fact.fact_id,
+                    "undo",
+                    value_text,
+                    reinstated.action,
+                    (undone.id,),
+                    sent,
+                    time.monotonic(),
+                )
+            )
+            said.append(fact.values.index(value_text))
+            continue
         ops = ["restate", "change"] + (["change_back"] if len(set(said)) > 1 else [])
         op = rng.choice(ops) if said else "state"
         if op in {"state", "restate"}:

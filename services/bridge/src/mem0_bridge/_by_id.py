@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from mem0_bridge._errors import BridgeError
-from mem0_bridge._folding import current_successor
+from mem0_bridge._folding import current_successor, outdate
 from mem0_bridge._grpc import skipped
 from mem0_bridge._inputs import check_memory_id, check_text
 from mem0_bridge._lifetime import rfc3339
@@ -146,7 +146,7 @@ async def _superseded_by(
 
 async def reinstate(service: MemoryService, memory_id: str, readable: Readable) -> ChangeResult:
     """Make a superseded (or folded) memory current again: undo a change the judge got wrong.
-    The memory that had superseded it is marked superseded by it in turn."""
+    The memory that had superseded it is marked superseded by it in turn, with its wordings."""
     memory_id = check_memory_id(memory_id)
     notes: list[str] = []
     memory = await own(service, memory_id, readable)
@@ -166,10 +166,9 @@ async def reinstate(service: MemoryService, memory_id: str, readable: Readable) 
         successor = await current_successor(service, memory)
         replacing = [] if successor is None else [successor.id]
         await service.mem0.update(memory_id, metadata=life.reinstated(at, replacing=replacing))
-        if successor is not None:
-            await service.mem0.update(
-                successor.id, metadata=successor.lifetime.superseded(memory_id, at)
-            )
+        # With the successor's wordings, which hold its value: left current, they would
+        # stand beside the reinstated memory as the fact's value.
+        if successor is not None and await outdate(service, successor, memory_id, at):
             notes.append(f"{successor.id} is superseded by it now: {successor.text}")
     return ChangeResult(
         action="reinstated",

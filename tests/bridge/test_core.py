@@ -18,6 +18,7 @@ from pathlib import Path
 
 import anyio
 import grpc
+import httpx
 import pytest
 from prometheus_client import REGISTRY
 
@@ -1922,6 +1923,33 @@ async def test_reinstating_an_old_value_supersedes_the_wordings_of_the_value_it_
     assert live == ["The kabude lomiva port is 8080."]
     undone = core.mem0.memories[wording.memory_ids[0]]
     assert undone.metadata["superseded_by"] == first.memory_ids[0]
+
+
+async def test_a_reinstate_whose_successor_mem0_will_not_mark_says_so(core: Core) -> None:
+    # mem0 refuses to update the memory that superseded the one reinstated: the answer must
+    # say that memory stays current too, not report a clean undo.
+    service = judged_as_the_load_is(core)
+    first = await service.add("The kabude lomiva port is 8080.", "project", ALPHA)
+    changed = await service.add("The kabude lomiva moved to 9000.", "project", ALPHA)
+    refused = f"/memories/{changed.memory_ids[0]}"
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        if request.method == "PUT" and request.url.path == refused:
+            return httpx.Response(500, json={"detail": "refused"})
+        return core.mem0.transport.handle_request(request)
+
+    settings = service.settings
+    refusing = MemoryService(
+        settings,
+        Mem0Client(settings, transport=httpx.MockTransport(handle)),
+        service.ranker,
+        service.judge,
+    )
+    undone = await refusing.reinstate(first.memory_ids[0], ALPHA)
+    assert any(
+        changed.memory_ids[0] in note and "could not be marked superseded" in note
+        for note in undone.notes
+    )
 
 
 #: Steps of one randomised sequence, and the facts it is spread over.

@@ -170,6 +170,11 @@ async def reinstate(service: MemoryService, memory_id: str, readable: Readable) 
         # stand beside the reinstated memory as the fact's value.
         if successor is not None and await outdate(service, successor, memory_id, at):
             notes.append(f"{successor.id} is superseded by it now: {successor.text}")
+        elif successor is not None:
+            notes.append(
+                f"{successor.id} could not be marked superseded by it (mem0 refused) and is "
+                f"current too: {successor.text}"
+            )
     return ChangeResult(
         action="reinstated",
         memory_id=memory_id,

@@ -1863,24 +1863,6 @@ def current_primaries(core: Core) -> list[str]:
     ]
 
 
-async def test_a_change_overtaken_during_an_outage_still_replaces_the_value_it_changed(
-    core: Core,
-) -> None:
-    # While the judge is down, 90s is said again in other words, changed to 45s, and changed
-    # back to 90s. Reconciled, the 45s is replaced by the later 90s: it must still replace
-    # the first 90s as of when it was said, not leave it current beside the later one.
-    service = judged_as_the_load_is(core)
-    first = await service.add("The timeout of our tidaza zemube is 90s.", "project", ALPHA)
-    with core.judge_down():
-        await service.add("The tidaza zemube timeout is 90s.", "project", ALPHA)
-        changed = await service.add("Back to 45s for the tidaza zemube.", "project", ALPHA)
-        await service.add("Back to 90s for the tidaza zemube.", "project", ALPHA)
-    await settle(service)
-    assert current_primaries(core) == ["Back to 90s for the tidaza zemube."]
-    replaced = core.mem0.memories[first.memory_ids[0]]
-    assert replaced.metadata["superseded_by"] == changed.memory_ids[0]
-
-
 async def test_restatements_stored_during_an_outage_end_as_wordings_of_the_fact_s_memory(
     core: Core,
 ) -> None:

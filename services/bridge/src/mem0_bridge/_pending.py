@@ -168,10 +168,9 @@ class Reconciler:
         self, memory: Memory, older: list[Memory], later: list[Memory], early: _Verdicts | None
     ) -> None:
         """Mark the older values `memory` changed superseded, as its add would have, now that a
-        later memory settled it (`_outdated`): one restating it speaks for its value, and its
-        own judge may not have been shown them (other facts' sentences of its shape crowd them
-        out); one replacing it did not judge them against `memory`'s value. Either way an older
-        value left current would stand beside the latest. Where one was replaced by a
+        later memory restating it speaks for its value (`_outdated`): that one's own judge may
+        not have been shown them (other facts' sentences of its shape crowd them out), and an
+        older value left current would stand beside the latest. Where one was replaced by a
         value said later still, that value overtakes the one `memory` says, with its wordings.
         Nothing when the judge cannot answer: the older values stay as they are."""
         service = self._service
@@ -256,9 +255,9 @@ class Reconciler:
     async def _early_verdicts(self, memory_id: str) -> _Verdicts | None:
         """The verdicts on a pending memory, asked for without holding its scope's lock, as
         the locked step asks for them: by each later memory until one settles it, then on the
-        older memories (which it changed, even when a later one replaced it). One at a time:
-        this is background work, and must not crowd the LLM that adds and searches wait on.
-        None when there is nothing to judge now (the locked step finds out why)."""
+        older memories unless it was replaced. One at a time: this is background work, and
+        must not crowd the LLM that adds and searches wait on. None when there is nothing to
+        judge now (the locked step finds out why)."""
         service = self._service
         memory = await service.mem0.get(memory_id)
         if memory is None or memory.run_id is None or not memory.lifetime.current:
@@ -273,7 +272,7 @@ class Reconciler:
                 break
             by_later.append((_judged_state(judged, [newer]), answer))
             if folding.judged_changed(newer.text, judged, answer, service.settings):
-                break
+                return _Verdicts(_judged_state(memory, older), None, by_later)
             if answer.get(memory.id) is Verdict.SAME:
                 break
         on_older = await folding.verdicts_on(service, memory.text, older) if older else None
@@ -293,7 +292,7 @@ class Reconciler:
         close = await self._candidates(memory, namespace)
         later, older = _around(close, memory)
         outdated = await self._outdated(memory, namespace, later, early)
-        if outdated in {"restated", "changed"} and older:
+        if outdated == "restated" and older:
             await self._replaces_older(memory, older, later, early)
         if outdated is not None:
             return None if isinstance(outdated, PeerFailure) else outdated

@@ -168,13 +168,14 @@ async def reinstate(service: MemoryService, memory_id: str, readable: Readable) 
         await service.mem0.update(memory_id, metadata=life.reinstated(at, replacing=replacing))
         # With the successor's wordings, which hold its value: left current, they would
         # stand beside the reinstated memory as the fact's value.
-        if successor is not None and await outdate(service, successor, memory_id, at):
-            notes.append(f"{successor.id} is superseded by it now: {successor.text}")
-        elif successor is not None:
-            notes.append(
-                f"{successor.id} could not be marked superseded by it (mem0 refused) and is "
-                f"current too: {successor.text}"
-            )
+        if successor is not None:
+            if await outdate(service, successor, memory_id, at):
+                notes.append(f"{successor.id} is superseded by it now: {successor.text}")
+            else:
+                notes.append(
+                    f"{successor.id} could not be marked superseded by it (mem0 refused) and "
+                    f"is current too: {successor.text}"
+                )
     return ChangeResult(
         action="reinstated",
         memory_id=memory_id,

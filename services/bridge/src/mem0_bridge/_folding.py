@@ -678,17 +678,23 @@ async def _rehome_wordings(service: MemoryService, replaced: Sequence[Memory]) -
         await mark(service, primary, {RESTATES: None}, "as its fact's current memory")
     else:
         moved = [w for w in restating if w.id != primary.id]
-    for wording in moved:
-        await mark(
-            service, wording, {RESTATES: primary.id}, "as a wording of its fact's current memory"
-        )
-    if moved:
-        await mark(
-            service,
-            primary,
-            primary.lifetime.worded(*(w.id for w in moved)),
-            "with the wordings it regains",
-        )
+    await link_wordings(service, moved, primary)
+
+
+async def link_wordings(
+    service: MemoryService,
+    wordings: Sequence[Memory],
+    primary: Memory,
+    *,
+    listed: Sequence[str] = (),
+) -> None:
+    """Link `wordings` to `primary` both ways: each restates it, and its `wordings` list names
+    them, with `listed` (ids whose own side of the link is written elsewhere)."""
+    for wording in wordings:
+        await mark(service, wording, {RESTATES: primary.id}, "as a wording")
+    named = [*listed, *(w.id for w in wordings)]
+    if named:
+        await mark(service, primary, primary.lifetime.worded(*named), "with its wordings")
 
 
 async def current_wordings(

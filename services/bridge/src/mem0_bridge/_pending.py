@@ -157,10 +157,7 @@ class Reconciler:
             ):
                 await self._fold(memory, newer.id, namespace, at)
             else:
-                await folding.mark(service, memory, {RESTATES: newer.id}, "as a wording")
-                await folding.mark(
-                    service, newer, newer.lifetime.worded(memory.id), "with a wording"
-                )
+                await folding.link_wordings(service, [memory], newer)
             return "restated"
         return None
 
@@ -217,8 +214,7 @@ class Reconciler:
         if held is None or not held.lifetime.current or held.lifetime.restates is not None:
             return
         # `older` restates nothing, so this link closes no ring of wordings.
-        await folding.mark(service, held, {RESTATES: older.id}, "as a wording")
-        await folding.mark(service, older, older.lifetime.worded(held.id), "with a wording")
+        await folding.link_wordings(service, [held], older)
 
     async def _replaced_while_waiting(self, memory: Memory, namespace: str) -> str | None:
         """Settle `memory`, superseded by a later add while it waited. That add judged it
@@ -323,16 +319,7 @@ class Reconciler:
                 handed = await folding.current_wordings(
                     service, memory.lifetime.wordings, {memory.id}
                 )
-                for wording in handed:
-                    await folding.mark(
-                        service, wording, {RESTATES: echoed.id}, "as a wording of its fact"
-                    )
-                await folding.mark(
-                    service,
-                    echoed,
-                    echoed.lifetime.worded(memory.id, *(w.id for w in handed)),
-                    "with a wording",
-                )
+                await folding.link_wordings(service, handed, echoed, listed=[memory.id])
             if own:
                 await folding.mark(service, memory, own, "with what it replaces")
             overtaken = await _overtaken(service, memory.id, applied.later)

@@ -989,13 +989,15 @@ async def test_a_change_named_on_a_wording_spares_the_memory_the_judge_calls_ano
     assert sorted(core.mem0.current_texts("alpha")) == [LIMIT, LONGER_TIMEOUT]
 
 
-def judged_as_the_load_is(core: Core, copy_floor: float = 0.99) -> MemoryService:
+def judged_as_the_load_is(
+    core: Core, copy_floor: float = 0.99, **settings: object
+) -> MemoryService:
     """The load benchmark's judge (the fake LLM's word-overlap rule), by default behind a SAME
     floor the statements stay under, so that restatements in other words are kept as wordings
-    (at 0 they are folded)."""
+    (at 0 they are folded); `settings` as for `Core.configured`."""
     verdicts = {"SAME": SAME, "SUPERSEDES": SUPERSEDES, "UNRELATED": UNRELATED}
     core.judge.judge.script = lambda fact, text: verdicts[verdict(fact, text)[0]]
-    return core.configured(verdict_similarity_floor=copy_floor)
+    return core.configured(verdict_similarity_floor=copy_floor, **settings)
 
 
 async def test_a_change_back_worded_on_a_value_replaced_later_restates_the_current_memory(
@@ -1861,6 +1863,34 @@ def current_primaries(core: Core) -> list[str]:
         if not (m.metadata.get("superseded_by") or m.metadata.get("folded_into"))
         and not m.metadata.get("restates")
     ]
+
+
+async def test_a_change_stored_while_the_judge_is_away_answers_first_until_it_is_judged(
+    core: Core,
+) -> None:
+    # The judge is down when the agent moves the service to another port, in other words.
+    # No mark says yet that the new port replaced the old one, but a search asked meanwhile
+    # must still name the new port first; once judged, the mark says so and the flag goes.
+    service = judged_as_the_load_is(core, related_similarity_floor=0.2)
+    first = await service.add("The galof burok lanim listens on port 18867.", "project", ALPHA)
+    await service.add("The kozude mikuge tirapo listens on port 9000.", "project", ALPHA)
+    with core.judge_down():
+        moved = await service.add("The galof burok lanim moved to port 23417.", "project", ALPHA)
+        (moved_id,) = moved.memory_ids
+        assert core.mem0.memories[moved_id].metadata["unjudged"] is True
+        found = await service.search(
+            "What port does the galof burok lanim listen on?", "project", 5, ALPHA
+        )
+        naming = [h.text for h in found.hits if "galof" in h.text]
+        assert naming[0] == "The galof burok lanim moved to port 23417."
+        # Another service's memory keeps its place: it shares only the sentence's shape.
+        other = await service.search(
+            "What port does the kozude mikuge tirapo listen on?", "project", 5, ALPHA
+        )
+        assert other.hits[0].text == "The kozude mikuge tirapo listens on port 9000."
+    await settle(service)
+    assert not core.mem0.memories[moved_id].metadata.get("unjudged")
+    assert core.mem0.memories[first.memory_ids[0]].metadata["superseded_by"] == moved_id
 
 
 async def test_restatements_stored_during_an_outage_end_as_wordings_of_the_fact_s_memory(

@@ -216,6 +216,7 @@ async def _stored(
                 at,
                 supersedes=[m.id for m in decision.superseded],
                 restates=None if echo is None else echo.id,
+                unjudged=pending_reason is not None,
             ),
         },
     )

@@ -14,7 +14,9 @@ through add, get, list, search and update, so no other store is needed:
 - `restates`: the memory this one says again in other words (kept apart, shown as one fact);
   `wordings`: the memories that restate this one (superseded with it);
 - `stated_at`: when a restatement last said its value again (a value stored unjudged before
-  that and reconciled after it is the older one).
+  that and reconciled after it is the older one);
+- `unjudged`: true while the memory waits for the reconciler (stored while no verdict could be
+  had), so that search can treat it as the latest statement of what it was stored close to.
 
 A memory without these fields (stored before them, or by another client) is current since it was
 created.
@@ -40,6 +42,7 @@ FOLDED_INTO = "folded_into"
 RESTATES = "restates"
 WORDINGS = "wordings"
 STATED_AT = "stated_at"
+UNJUDGED = "unjudged"
 
 #: Spans kept per memory: a fact changed back and forth forever keeps its latest spans.
 MAX_SPANS = 32
@@ -94,6 +97,8 @@ class Lifetime:
     wordings: tuple[str, ...] = ()
     #: When its value was last stated again (a restatement reinforced it), if after it began.
     stated_at: datetime | None = None
+    #: Stored without a verdict, and not reconciled yet.
+    unjudged: bool = False
 
     @classmethod
     def of(cls, metadata: Mapping[str, Any], created_at: str | None) -> Lifetime:
@@ -119,6 +124,7 @@ class Lifetime:
                 i for i in map(_memory_id, wordings if isinstance(wordings, list) else ()) if i
             ),
             stated_at=parse_time(metadata.get(STATED_AT)),
+            unjudged=metadata.get(UNJUDGED) is True,
         )
 
     @property
@@ -217,13 +223,20 @@ def _merged(kept: Iterable[str], added: Iterable[str]) -> list[str]:
 
 
 def fresh(
-    at: datetime, *, supersedes: Iterable[str] = (), restates: str | None = None
+    at: datetime,
+    *,
+    supersedes: Iterable[str] = (),
+    restates: str | None = None,
+    unjudged: bool = False,
 ) -> dict[str, Any]:
-    """The metadata of a new memory, current from `at` on."""
+    """The metadata of a new memory, current from `at` on (`unjudged`: stored without the
+    verdict it needed, until the reconciler judges it)."""
     fields: dict[str, Any] = {
         VALIDITY: [[rfc3339(at), None]],
         VALID_FROM: rfc3339(at),
     }
+    if unjudged:
+        fields[UNJUDGED] = True
     replaced = _merged((), supersedes)
     if replaced:
         fields[SUPERSEDES] = replaced

@@ -25,7 +25,7 @@ import anyio
 from mem0_bridge import _folding as folding
 from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._judge import Verdict
-from mem0_bridge._lifetime import RESTATES, parse_time
+from mem0_bridge._lifetime import RESTATES, UNJUDGED, parse_time
 from mem0_bridge._mem0 import Memory
 from mem0_bridge._metrics import RECONCILED
 from mem0_bridge._ranker import PendingMemory
@@ -113,6 +113,7 @@ class Reconciler:
             else:
                 outcome = await self._judged(memory, memory.run_id, early)
             if outcome is not None:
+                await _judged_now(service, pending.memory_id)
                 await service.ranker.resolve_pending([pending.memory_id])
             return outcome
 
@@ -334,6 +335,14 @@ class Reconciler:
         overtaken = await _overtaken(service, applied.survivor.id, later)
         restated = decision.kind == "same" and not applied.superseded and not overtaken
         return "restated" if restated else "changed"
+
+
+async def _judged_now(service: MemoryService, memory_id: str) -> None:
+    """Clear the `unjudged` mark of a reconciled memory, whatever became of it (made current
+    again later, it is a judged value like any other)."""
+    held = await service.mem0.get(memory_id)
+    if held is not None and held.lifetime.unjudged:
+        await folding.mark(service, held, {UNJUDGED: None}, "as judged")
 
 
 async def _overtaken(service: MemoryService, memory_id: str, later: list[Memory]) -> bool:

@@ -1870,19 +1870,20 @@ async def test_a_change_stored_while_the_judge_is_away_answers_first_until_it_is
 ) -> None:
     # The judge is down when the agent moves the service to another port, in other words.
     # No mark says yet that the new port replaced the old one, but a search asked meanwhile
-    # must still name the new port first; once judged, the mark says so and the flag goes.
-    service = judged_as_the_load_is(core, related_similarity_floor=0.2)
+    # must still name the new port first, even for one hit and with the old port said twice;
+    # once judged, the mark says so and the flag goes.
+    service = judged_as_the_load_is(core)
     first = await service.add("The galof burok lanim listens on port 18867.", "project", ALPHA)
+    await service.add("Port 18867 is used by the galof burok lanim.", "project", ALPHA)
     await service.add("The kozude mikuge tirapo listens on port 9000.", "project", ALPHA)
     with core.judge_down():
         moved = await service.add("The galof burok lanim moved to port 23417.", "project", ALPHA)
         (moved_id,) = moved.memory_ids
         assert core.mem0.memories[moved_id].metadata["unjudged"] is True
         found = await service.search(
-            "What port does the galof burok lanim listen on?", "project", 5, ALPHA
+            "What port does the galof burok lanim listen on?", "project", 1, ALPHA
         )
-        naming = [h.text for h in found.hits if "galof" in h.text]
-        assert naming[0] == "The galof burok lanim moved to port 23417."
+        assert [h.text for h in found.hits] == ["The galof burok lanim moved to port 23417."]
         # Another service's memory keeps its place: it shares only the sentence's shape.
         other = await service.search(
             "What port does the kozude mikuge tirapo listen on?", "project", 5, ALPHA

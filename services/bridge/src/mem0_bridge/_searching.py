@@ -30,7 +30,7 @@ from mem0_bridge._reads import Reads
 from mem0_bridge._render import to_hit
 from mem0_bridge._rewrites import Rewrite, Rewrites
 from mem0_bridge._scopes import is_pin_namespace
-from mem0_bridge._wording import same_values, wording
+from mem0_bridge._wording import same_values, shares_most_words
 from mem0mcp import contract
 from mem0mcp.ranker.v1 import ranker_pb2
 
@@ -101,7 +101,8 @@ async def search(
                 )
                 for m, similarity in ordered
             ],
-            limit,
+            # All of them when one is unjudged: it may belong above an older value (below).
+            0 if any(_unjudged(m) for m, _ in ordered) else limit,
         )
         if ordered
         else []
@@ -160,43 +161,37 @@ MAX_SUCCESSOR_HOPS = 8
 
 def _unjudged_first(hits: list[Hit], merged: Mapping[str, Memory]) -> list[Hit]:
     """`hits` with each memory stored unjudged (the judge was away; the reconciler has not
-    judged it yet) moved above the older current memories it was stored close to that share
-    its names: it may change their value, and until it is judged the latest statement is the
-    likelier answer (no mark says which value replaced which yet). Words most other hits share
-    are a sentence shape, not a name; memories of other names keep their places."""
+    judged it yet) moved above the older current memories that share most of its words: it
+    may change their value, and until it is judged the latest statement is the likelier
+    answer (no mark says yet which value replaced which). Memories of other facts, which
+    share only a sentence's shape with it, keep their places."""
     order = list(hits)
     for hit in hits:
         memory = merged.get(hit.id)
-        if memory is None or not (memory.lifetime.unjudged and memory.lifetime.current):
+        if memory is None or not _unjudged(memory):
             continue
         position = order.index(hit)
         for index, other in enumerate(order[:position]):
             older = merged.get(other.id)
             if (
                 older is not None
-                and older.id in memory.related_ids
                 and older.lifetime.current
                 and _said_before(older, memory)
-                and _share_names(memory, older, [merged[h.id].text for h in hits if h.id in merged])
+                and shares_most_words(memory.text, older.text)
             ):
                 order.insert(index, order.pop(position))
                 break
     return order
 
 
+def _unjudged(memory: Memory) -> bool:
+    return memory.lifetime.unjudged and memory.lifetime.current
+
+
 def _said_before(older: Memory, memory: Memory) -> bool:
     """Was `older`'s value last said before `memory` was stored (unknown times: yes)?"""
     theirs, mine = older.lifetime.said_at, memory.lifetime.valid_from
     return theirs is None or mine is None or theirs <= mine
-
-
-def _share_names(first: Memory, second: Memory, texts: Sequence[str]) -> bool:
-    """Do the two share a word that fewer than half of the search's other hits hold?"""
-    shared = wording(first.text) & wording(second.text)
-    others = [wording(t) for t in texts if t not in (first.text, second.text)]
-    if not others:
-        return bool(shared)
-    return any(2 * sum(word in words for words in others) < len(others) for word in shared)
 
 
 async def _successors_first(

@@ -89,6 +89,15 @@ def differs_only_in_values(first: str, second: str) -> bool:
     return len(words) >= MIN_WORDS and words == wording(second)
 
 
+def shares_most_words(first: str, second: str) -> bool:
+    """Do the two statements share more than half of the shorter one's words (values and
+    function words aside)? "The nazano rugaro moved to 7." and "The replicas of our nazano
+    rugaro is 5." do (a fact's names); two facts that share only the sentence's shape ("For
+    the lelibu natefu, the timeout is 45s." / "For the dekimi garepi, ...") do not."""
+    words, others = wording(first), wording(second)
+    return 2 * len(words & others) > min(len(words), len(others))
+
+
 def same_values(first: str, second: str) -> bool:
     """Do both statements name the same values and names, at least one of them a value?
 

@@ -22,7 +22,7 @@ import httpx
 import pytest
 from prometheus_client import REGISTRY
 
-from bench.load.checker import Ack, FactSpec, Stored, check
+from bench.load.checker import Ack, FactSpec, Searched, Stored, check
 from bench.load.facts import NEW_WORDINGS, TEMPLATES, Fact, fact_pool, tokens, values_in
 from mem0_bridge import BridgeError, BridgeSettings
 from mem0_bridge._folding import candidates, outdate
@@ -1977,6 +1977,14 @@ def _said(rng: random.Random, fact: Fact, op: str, value: int) -> str:
     return fact.text(rng.choice([*plain, *own]), value)
 
 
+async def _finds_any(service: MemoryService, question: str, memory_ids: list[str]) -> bool:
+    """Is one of `memory_ids` among the candidates mem0 gives a search for `question`?"""
+    found = await service.mem0.search(
+        question, user_id=service.user_id, run_id=None, top_k=5 * service.settings.search_overfetch
+    )
+    return any(m.id in memory_ids for m in found)
+
+
 @pytest.mark.parametrize("copy_floor", [0.0, 0.99], ids=["folding", "wordings"])
 @pytest.mark.parametrize("seed", range(16))
 async def test_a_sequence_of_restatements_changes_and_change_backs_keeps_one_current_memory(
@@ -1992,6 +2000,7 @@ async def test_a_sequence_of_restatements_changes_and_change_backs_keeps_one_cur
     facts = fact_pool(SEQUENCE_FACTS, ("alpha",), offset=seed * SEQUENCE_FACTS)
     values: dict[str, list[int]] = {f.fact_id: [] for f in facts}
     acks = []
+    searches: list[Searched] = []
     down = 0
     for _ in range(SEQUENCE_STEPS):
         fact = rng.choice(facts)
@@ -2049,6 +2058,13 @@ async def test_a_sequence_of_restatements_changes_and_change_backs_keeps_one_cur
             )
         )
         said.append(value)
+        # Asked meanwhile, judge up or down, a search names the latest value first whenever
+        # mem0 finds the memory the add answered with (what it finds is mem0's recall).
+        asked = time.monotonic()
+        found = await service.search(fact.question(), "project", 5, ALPHA)
+        if await _finds_any(service, fact.question(), added.memory_ids):
+            hits = tuple(Stored(h.id, h.namespace or "", h.text) for h in found.hits)
+            searches.append(Searched(fact.fact_id, asked, time.monotonic(), hits))
         if rng.random() < 0.2:
             await settle(service)
     await settle(service)
@@ -2059,7 +2075,7 @@ async def test_a_sequence_of_restatements_changes_and_change_backs_keeps_one_cur
         found = await service.search(fact.question(), "project", 10, ALPHA)
         final[fact.fact_id] = [Stored(h.id, h.namespace or "", h.text) for h in found.hits]
     specs = [FactSpec(f.fact_id, f.project, f.words) for f in facts]
-    result = check(specs, acks, [], stored, final_searches=final)
+    result = check(specs, acks, [], stored, searches=searches, final_searches=final)
     wrong = {
         fact_id: verdict.describe([a for a in acks if a.fact_id == fact_id])
         for fact_id, verdict in result.facts.items()
@@ -2071,5 +2087,6 @@ async def test_a_sequence_of_restatements_changes_and_change_backs_keeps_one_cur
         or verdict.search_missed
     }
     assert not wrong, json.dumps(wrong, indent=1)
+    assert not result.older_first_during_run, [v.describe() for v in result.older_first_during_run]
     assert not result.unidentified
     assert {i for a in acks for i in a.memory_ids} <= set(core.mem0.memories)

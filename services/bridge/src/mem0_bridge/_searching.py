@@ -22,7 +22,7 @@ import anyio
 from mem0_bridge._concurrency import both
 from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._inputs import check_text
-from mem0_bridge._lifetime import one_per_fact, rfc3339, superseded_last
+from mem0_bridge._lifetime import one_per_fact, parse_time, rfc3339, superseded_last
 from mem0_bridge._mem0 import Mem0Error, Memory, newest_time
 from mem0_bridge._models import Hit, SearchResult
 from mem0_bridge._ranker import RankCandidate
@@ -118,8 +118,7 @@ async def search(
             if r.memory_id in merged
         ]
     if as_of is None:
-        hits = _unjudged_first(hits, merged)
-        hits = await _successors_first(service, hits, namespaces)
+        hits = _unjudged_first(await _successors_first(service, hits, namespaces), merged)
     hits = one_per_fact(hits, key=_hit_id, restates=_hit_restates(merged))[:limit]
     if rewritten.fetch_later:
         service.rewrites.request(query)
@@ -160,11 +159,12 @@ MAX_SUCCESSOR_HOPS = 8
 
 
 def _unjudged_first(hits: list[Hit], merged: Mapping[str, Memory]) -> list[Hit]:
-    """`hits` with each memory stored unjudged (the judge was away; the reconciler has not
-    judged it yet) moved above the older current memories that share most of its words: it
-    may change their value, and until it is judged the latest statement is the likelier
-    answer (no mark says yet which value replaced which). Memories of other facts, which
-    share only a sentence's shape with it, keep their places."""
+    """`hits` (each superseded one below its successor already) with each memory stored
+    unjudged (the judge was away; the reconciler has not judged it yet) moved above the older
+    current hits that share most of its words: it may change their value, and until it is
+    judged the latest statement is the likelier answer (no mark says yet which value replaced
+    which). Memories of other facts, which share only a sentence's shape with it, keep their
+    places."""
     order = list(hits)
     for hit in hits:
         memory = merged.get(hit.id)
@@ -172,12 +172,10 @@ def _unjudged_first(hits: list[Hit], merged: Mapping[str, Memory]) -> list[Hit]:
             continue
         position = order.index(hit)
         for index, other in enumerate(order[:position]):
-            older = merged.get(other.id)
             if (
-                older is not None
-                and older.lifetime.current
-                and _said_before(older, memory)
-                and shares_most_words(memory.text, older.text)
+                other.current
+                and _said_before(merged.get(other.id), other, memory)
+                and shares_most_words(memory.text, other.text)
             ):
                 order.insert(index, order.pop(position))
                 break
@@ -188,9 +186,11 @@ def _unjudged(memory: Memory) -> bool:
     return memory.lifetime.unjudged and memory.lifetime.current
 
 
-def _said_before(older: Memory, memory: Memory) -> bool:
-    """Was `older`'s value last said before `memory` was stored (unknown times: yes)?"""
-    theirs, mine = older.lifetime.said_at, memory.lifetime.valid_from
+def _said_before(older: Memory | None, hit: Hit, memory: Memory) -> bool:
+    """Was the hit's value last said before `memory` was stored (unknown times: yes)? `older`
+    is its memory as searched, None for a successor fetched since (said when it began)."""
+    theirs = older.lifetime.said_at if older is not None else parse_time(hit.valid_from)
+    mine = memory.lifetime.valid_from
     return theirs is None or mine is None or theirs <= mine
 
 

@@ -25,7 +25,7 @@ from prometheus_client import REGISTRY
 from bench.load.checker import Ack, FactSpec, Searched, Stored, check
 from bench.load.facts import NEW_WORDINGS, TEMPLATES, Fact, fact_pool, tokens, values_in
 from mem0_bridge import BridgeError, BridgeSettings
-from mem0_bridge._folding import candidates, outdate
+from mem0_bridge._folding import candidates, fold, outdate
 from mem0_bridge._judge import JudgeClient
 from mem0_bridge._mem0 import Mem0Client, Memory
 from mem0_bridge._ranker import RankerClient, Stats
@@ -1043,6 +1043,26 @@ async def test_a_value_stored_unjudged_and_restated_later_restates_the_fact_s_cu
         if not m.metadata.get("superseded_by") and not m.metadata.get("restates")
     }
     assert primaries == {first.memory_ids[0]}
+
+
+async def test_folding_a_memory_into_a_wording_of_its_own_wording_closes_no_ring(
+    core: Core,
+) -> None:
+    # 1.4.2 is said, said again in other words (a wording of the first), and again (a wording
+    # of that wording, the newest). When the first is then folded into the newest, its wording
+    # must not be made to restate the newest, which restates it: two memories restating each
+    # other leave the fact with no memory standing for it.
+    core.judge.judge.script = lambda fact, text: SAME if "1.4.2" in fact else UNRELATED
+    service = core.configured(verdict_similarity_floor=0.99)
+    first = await service.add("The version of our mimopa pevita is 1.4.2.", "project", ALPHA)
+    back = await service.add("Back to 1.4.2 for the mimopa pevita.", "project", ALPHA)
+    assert back.restates == first.memory_ids[0]
+    used = await service.add("1.4.2 is used by the mimopa pevita.", "project", ALPHA)
+    assert used.restates == back.memory_ids[0]
+    folded = await service.mem0.get(first.memory_ids[0])
+    assert folded is not None
+    assert await fold(service, folded, used.memory_ids[0], service.now())
+    assert current_primaries(core) == ["Back to 1.4.2 for the mimopa pevita."]
 
 
 @pytest.mark.parametrize("replaced", ["memory", "wording"])

@@ -571,17 +571,22 @@ async def fold(service: MemoryService, memory: Memory, into: str, at: datetime) 
     when mem0 refused the mark."""
     if not await mark(service, memory, memory.lifetime.folded(into, at), "folded"):
         return False
+    survivor = await service.mem0.get(into)
     moved: list[str] = []
     for wording_id in memory.lifetime.wordings:
         wording = None if wording_id == into else await service.mem0.get(wording_id)
         if (
-            wording is not None
-            and wording.lifetime.current
-            and wording.lifetime.restates == memory.id
-            and await mark(service, wording, {RESTATES: into}, "as a wording")
+            wording is None
+            or not wording.lifetime.current
+            or wording.lifetime.restates != memory.id
         ):
+            continue
+        if survivor is not None and await restates_through(service, survivor, wording.id):
+            # `into` says its value through this wording already: restating `into`, it would
+            # close a ring; it stands for the fact instead, as the memory it restated did.
+            await mark(service, wording, {RESTATES: None}, "as the fact's memory")
+        elif await mark(service, wording, {RESTATES: into}, "as a wording"):
             moved.append(wording.id)
-    survivor = await service.mem0.get(into)
     if survivor is None:
         return True
     handed: dict[str, object] = {}
@@ -689,10 +694,13 @@ async def link_wordings(
     listed: Sequence[str] = (),
 ) -> None:
     """Link `wordings` to `primary` both ways: each restates it, and its `wordings` list names
-    them, with `listed` (ids whose own side of the link is written elsewhere)."""
-    for wording in wordings:
+    them, with `listed` (ids whose own side of the link is written elsewhere). A wording that
+    `primary` itself restates, directly or further on, is left as it is: the link would close
+    a ring of wordings with no memory standing for the fact."""
+    linked = [w for w in wordings if not await restates_through(service, primary, w.id)]
+    for wording in linked:
         await mark(service, wording, {RESTATES: primary.id}, "as a wording")
-    named = [*listed, *(w.id for w in wordings)]
+    named = [*listed, *(w.id for w in linked)]
     if named:
         await mark(service, primary, primary.lifetime.worded(*named), "with its wordings")
 

@@ -86,6 +86,7 @@ async def search(
     merged = {memory.id: memory for memory, _ in relative.values()}
     ordered = sorted(relative.values(), key=lambda pair: pair[1], reverse=True)
     restated = restatements([m for m, _ in ordered])
+    unjudged = as_of is None and any(_unjudged(m) for m, _ in ordered)
     notes = list(rewritten.notes)
     ranked = (
         await service.ranker.rerank(
@@ -102,7 +103,7 @@ async def search(
                 for m, similarity in ordered
             ],
             # All of them when one is unjudged: it may belong above an older value (below).
-            0 if any(_unjudged(m) for m, _ in ordered) else limit,
+            0 if unjudged else limit,
         )
         if ordered
         else []
@@ -114,8 +115,9 @@ async def search(
     else:
         hits = [
             to_hit(merged[r.memory_id], score=r.score, mentions=r.mentions)
-            for r in ranked
-            if r.memory_id in merged
+            for i, r in enumerate(ranked)
+            # Asked for all: the limit's worth, and the unjudged ones below it (`_unjudged_first`).
+            if r.memory_id in merged and (i < limit or _unjudged(merged[r.memory_id]))
         ]
     if as_of is None:
         hits = _unjudged_first(await _successors_first(service, hits, namespaces), merged)

@@ -1997,12 +1997,33 @@ def _said(rng: random.Random, fact: Fact, op: str, value: int) -> str:
     return fact.text(rng.choice([*plain, *own]), value)
 
 
-async def _finds_any(service: MemoryService, question: str, memory_ids: list[str]) -> bool:
-    """Is one of `memory_ids` among the candidates mem0 gives a search for `question`?"""
-    found = await service.mem0.search(
+def _next_op(rng: random.Random, fact: Fact, said: list[int]) -> tuple[str, int]:
+    """What an agent says next about `fact`, whose values so far are `said`: the operation
+    and the index of the value it states."""
+    ops = ["restate", "change"] + (["change_back"] if len(set(said)) > 1 else [])
+    op = rng.choice(ops) if said else "state"
+    if op in {"state", "restate"}:
+        return op, said[-1] if said else 0
+    if op == "change":
+        return op, rng.choice([v for v in range(len(fact.values)) if v != said[-1]])
+    return op, next(v for v in reversed(said) if v != said[-1])
+
+
+async def _searched_meanwhile(
+    service: MemoryService, fact: Fact, memory_ids: list[str]
+) -> list[Searched]:
+    """A search about `fact` now, to be checked, when mem0's own candidates for its question
+    hold one of `memory_ids` (the memories the latest add answered with); else none."""
+    question = fact.question()
+    asked = time.monotonic()
+    found = await service.search(question, "project", 5, ALPHA)
+    candidates = await service.mem0.search(
         question, user_id=service.user_id, run_id=None, top_k=5 * service.settings.search_overfetch
     )
-    return any(m.id in memory_ids for m in found)
+    if not any(m.id in memory_ids for m in candidates):
+        return []
+    hits = tuple(Stored(h.id, h.namespace or "", h.text) for h in found.hits)
+    return [Searched(fact.fact_id, asked, time.monotonic(), hits)]
 
 
 @pytest.mark.parametrize("copy_floor", [0.0, 0.99], ids=["folding", "wordings"])
@@ -2049,14 +2070,7 @@ async def test_a_sequence_of_restatements_changes_and_change_backs_keeps_one_cur
             )
             said.append(fact.values.index(value_text))
             continue
-        ops = ["restate", "change"] + (["change_back"] if len(set(said)) > 1 else [])
-        op = rng.choice(ops) if said else "state"
-        if op in {"state", "restate"}:
-            value = said[-1] if said else 0
-        elif op == "change":
-            value = rng.choice([v for v in range(len(fact.values)) if v != said[-1]])
-        else:
-            value = next(v for v in reversed(said) if v != said[-1])
+        op, value = _next_op(rng, fact, said)
         if not down and rng.random() < 0.15:
             down = rng.randint(1, 4)
         sent = time.monotonic()
@@ -2080,11 +2094,7 @@ async def test_a_sequence_of_restatements_changes_and_change_backs_keeps_one_cur
         said.append(value)
         # Asked meanwhile, judge up or down, a search names the latest value first whenever
         # mem0 finds the memory the add answered with (what it finds is mem0's recall).
-        asked = time.monotonic()
-        found = await service.search(fact.question(), "project", 5, ALPHA)
-        if await _finds_any(service, fact.question(), added.memory_ids):
-            hits = tuple(Stored(h.id, h.namespace or "", h.text) for h in found.hits)
-            searches.append(Searched(fact.fact_id, asked, time.monotonic(), hits))
+        searches += await _searched_meanwhile(service, fact, added.memory_ids)
         if rng.random() < 0.2:
             await settle(service)
     await settle(service)

@@ -1914,6 +1914,27 @@ async def test_a_change_stored_while_the_judge_is_away_answers_first_until_it_is
     assert core.mem0.memories[first.memory_ids[0]].metadata["superseded_by"] == moved_id
 
 
+async def test_a_change_back_reconciled_among_many_look_alike_sentences_replaces_the_change(
+    core: Core,
+) -> None:
+    # While the judge is down, the lubeti nolazi moves to 7 and back to 3. Forty-five other
+    # services "moved to 7" too, and mem0 ranks their sentences closer to either statement than
+    # the two are to each other: reconciled, the fact must end with one current memory of 3.
+    service = judged_as_the_load_is(core)
+    await service.add("The lubeti nolazi runs 3 replicas.", "project", ALPHA)
+    for index in range(45):
+        name = f"zo{index:02d} ka{index:02d}"
+        await service.add(f"The {name} moved to 7.", "project", ALPHA)
+        await service.add(f"3 is now used by the {name}.", "project", ALPHA)
+    with core.judge_down():
+        await service.add("The lubeti nolazi moved to 7.", "project", ALPHA)
+        await service.add("3 is now used by the lubeti nolazi.", "project", ALPHA)
+    await settle(service)
+    lubeti = [t for t in current_primaries(core) if "lubeti" in t]
+    assert len(lubeti) == 1
+    assert values_in(lubeti[0]) == {"3"}
+
+
 async def test_restatements_stored_during_an_outage_end_as_wordings_of_the_fact_s_memory(
     core: Core,
 ) -> None:

@@ -66,16 +66,22 @@ CANDIDATE_OVERFETCH = 8
 
 
 async def candidates(
-    service: MemoryService, text: str, namespace: str, *, leaving_out: str | None = None
+    service: MemoryService,
+    text: str,
+    namespace: str,
+    *,
+    leaving_out: str | None = None,
+    overfetch: int = CANDIDATE_OVERFETCH,
 ) -> list[Memory]:
     """The memories of `namespace` close enough to `text` to be shown to the judge, at most
-    `judge_max_candidates`, closest first, chosen by `_precedence` (a fact's older values, and
-    similar sentences of other facts, must not crowd its current memory out); folded memories
-    are left out (the memory they were folded into speaks for them), and so is `leaving_out`
-    (a stored statement judged later, which would take the first place from the others)."""
+    `judge_max_candidates`, closest first, chosen by `_precedence` among `overfetch` times as
+    many of mem0's nearest (a fact's older values, and similar sentences of other facts, must
+    not crowd its current memory out); folded memories are left out (the memory they were
+    folded into speaks for them), and so is `leaving_out` (a stored statement judged later,
+    which would take the first place from the others)."""
     shown = min(service.settings.judge_max_candidates, MAX_COMPARE_CANDIDATES)
     found = await service.mem0.search(
-        text, user_id=service.user_id, run_id=namespace, top_k=shown * CANDIDATE_OVERFETCH
+        text, user_id=service.user_id, run_id=namespace, top_k=shown * overfetch
     )
     floor = service.settings.reinforcement_prefilter_threshold
     close = [

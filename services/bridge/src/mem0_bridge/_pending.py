@@ -44,6 +44,10 @@ LEASE_SECONDS = 30.0
 IDLE_SECONDS = 1.0
 #: Later current memories a pending one is judged against, closest first.
 LATER_ASKED = 2
+#: How many of mem0's nearest, per candidate shown, a pending memory's candidates are chosen
+#: from: more than an add's (`folding.CANDIDATE_OVERFETCH`), since this is background work and
+#: an outage stores many sentences of one shape, which crowd a fact's other wordings out.
+RECONCILE_OVERFETCH = 40
 
 
 @dataclass
@@ -120,7 +124,11 @@ class Reconciler:
     async def _candidates(self, memory: Memory, namespace: str) -> list[Memory]:
         """The candidates of `memory` (as its add would have been shown), less itself."""
         found = await folding.candidates(
-            self._service, memory.text, namespace, leaving_out=memory.id
+            self._service,
+            memory.text,
+            namespace,
+            leaving_out=memory.id,
+            overfetch=RECONCILE_OVERFETCH,
         )
         return [c for c in found if c.id != memory.id]
 

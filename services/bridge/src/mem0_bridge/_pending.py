@@ -117,7 +117,8 @@ class Reconciler:
             else:
                 outcome = await self._judged(memory, memory.run_id, early)
             if outcome is not None:
-                await _judged_now(service, pending.memory_id)
+                if memory.lifetime.unjudged:  # marks merge key by key: it is still set
+                    await folding.mark(service, memory, {UNJUDGED: None}, "as judged")
                 await service.ranker.resolve_pending([pending.memory_id])
             return outcome
 
@@ -343,14 +344,6 @@ class Reconciler:
         overtaken = await _overtaken(service, applied.survivor.id, later)
         restated = decision.kind == "same" and not applied.superseded and not overtaken
         return "restated" if restated else "changed"
-
-
-async def _judged_now(service: MemoryService, memory_id: str) -> None:
-    """Clear the `unjudged` mark of a reconciled memory, whatever became of it (made current
-    again later, it is a judged value like any other)."""
-    held = await service.mem0.get(memory_id)
-    if held is not None and held.lifetime.unjudged:
-        await folding.mark(service, held, {UNJUDGED: None}, "as judged")
 
 
 async def _overtaken(service: MemoryService, memory_id: str, later: list[Memory]) -> bool:

@@ -16,7 +16,7 @@ through add, get, list, search and update, so no other store is needed:
 - `stated_at`: when a restatement last said its value again (a value stored unjudged before
   that and reconciled after it is the older one);
 - `unjudged`: true while the memory waits for the reconciler (stored while no verdict could be
-  had), so that search can treat it as the latest statement of what it was stored close to.
+  had), so that search can rank it above the older memories that share most of its words.
 
 A memory without these fields (stored before them, or by another client) is current since it was
 created.

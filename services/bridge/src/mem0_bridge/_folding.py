@@ -578,6 +578,7 @@ async def fold(service: MemoryService, memory: Memory, into: str, at: datetime) 
     if not await mark(service, memory, memory.lifetime.folded(into, at), "folded"):
         return False
     survivor = await service.mem0.get(into)
+    above = set() if survivor is None else await restated(service, survivor)
     moved: list[str] = []
     for wording_id in memory.lifetime.wordings:
         wording = None if wording_id == into else await service.mem0.get(wording_id)
@@ -587,7 +588,7 @@ async def fold(service: MemoryService, memory: Memory, into: str, at: datetime) 
             or wording.lifetime.restates != memory.id
         ):
             continue
-        if survivor is not None and await restates_through(service, survivor, wording.id):
+        if wording.id in above:
             # `into` says its value through this wording already: restating `into`, it would
             # close a ring; it stands for the fact instead, as the memory it restated did.
             await mark(service, wording, {RESTATES: None}, "as the fact's memory")
@@ -703,7 +704,8 @@ async def link_wordings(
     them, with `listed` (ids whose own side of the link is written elsewhere). A wording that
     `primary` itself restates, directly or further on, is left as it is: the link would close
     a ring of wordings with no memory standing for the fact."""
-    linked = [w for w in wordings if not await restates_through(service, primary, w.id)]
+    above = await restated(service, primary)
+    linked = [w for w in wordings if w.id not in above]
     for wording in linked:
         await mark(service, wording, {RESTATES: primary.id}, "as a wording")
     named = [*listed, *(w.id for w in linked)]
@@ -882,15 +884,21 @@ async def restates_through(service: MemoryService, memory: Memory, target_id: st
     """Does `memory` restate `target_id`, directly or through the memories it restates? A
     memory so linked must never be made to restate `memory`: the link would close a ring of
     wordings, and a fact whose wordings all restate one another has no primary memory."""
+    return target_id in await restated(service, memory)
+
+
+async def restated(service: MemoryService, memory: Memory) -> set[str]:
+    """The memories `memory` restates, directly or through the memories it restates (its
+    chain of wordings, read once; a ring already there ends the walk)."""
     seen = {memory.id}
+    found: set[str] = set()
     onward = memory.lifetime.restates
     while onward is not None and onward not in seen:
-        if onward == target_id:
-            return True
+        found.add(onward)
         seen.add(onward)
         wording = await service.mem0.get(onward)
         onward = None if wording is None else wording.lifetime.restates
-    return False
+    return found
 
 
 def superseding_metadata(decision: Decision) -> dict[str, object]:

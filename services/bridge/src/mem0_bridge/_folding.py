@@ -47,7 +47,7 @@ from mem0_bridge._concurrency import gather
 from mem0_bridge._grpc import PeerFailure, skipped
 from mem0_bridge._inputs import same_text
 from mem0_bridge._judge import Verdict
-from mem0_bridge._lifetime import RESTATES, SUPERSEDES, WORDINGS
+from mem0_bridge._lifetime import RESTATES, SUPERSEDES, WORDINGS, said_by
 from mem0_bridge._mem0 import Mem0Error, Memory
 from mem0_bridge._reads import Reads
 from mem0_bridge._settings import BridgeSettings
@@ -725,8 +725,7 @@ async def current_wordings(
 def _said_after(memory: Memory, at: datetime) -> bool:
     """Was `memory`'s value said after `at` (it began to hold, or was stated again)? It cannot
     be replaced as of `at` then: a value reconciled late never replaces a later statement."""
-    said = memory.lifetime.said_at
-    return said is not None and said > at
+    return not said_by(memory.lifetime.said_at, at)
 
 
 async def _supersede_wordings(

@@ -64,6 +64,12 @@ def parse_time(value: object) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
+def said_by(said: datetime | None, moment: datetime | None) -> bool:
+    """Was a value last said at `said` said by `moment`, at it or before? An unknown time
+    counts as yes: a memory without times is taken as said before anything judged with it."""
+    return said is None or moment is None or said <= moment
+
+
 def rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat()
 

@@ -25,7 +25,7 @@ import anyio
 from mem0_bridge import _folding as folding
 from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._judge import Verdict
-from mem0_bridge._lifetime import RESTATES, UNJUDGED, parse_time
+from mem0_bridge._lifetime import RESTATES, UNJUDGED, parse_time, said_by
 from mem0_bridge._mem0 import Memory
 from mem0_bridge._metrics import RECONCILED
 from mem0_bridge._ranker import PendingMemory
@@ -435,8 +435,7 @@ def _held_before(candidate: Memory, memory: Memory) -> bool:
     neither made current again (a change back) nor stated again (a restatement) after it."""
     if not _stored_before(candidate, memory):
         return False
-    theirs, mine = candidate.lifetime.said_at, memory.lifetime.valid_from
-    return theirs is None or mine is None or theirs <= mine
+    return said_by(candidate.lifetime.said_at, memory.lifetime.valid_from)
 
 
 def _stored_before(candidate: Memory, memory: Memory) -> bool:

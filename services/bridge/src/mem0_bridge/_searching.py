@@ -22,7 +22,7 @@ import anyio
 from mem0_bridge._concurrency import both
 from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._inputs import check_text
-from mem0_bridge._lifetime import one_per_fact, parse_time, rfc3339, superseded_last
+from mem0_bridge._lifetime import one_per_fact, parse_time, rfc3339, said_by, superseded_last
 from mem0_bridge._mem0 import Mem0Error, Memory, newest_time
 from mem0_bridge._models import Hit, SearchResult
 from mem0_bridge._ranker import RankCandidate
@@ -192,8 +192,7 @@ def _said_before(older: Memory | None, hit: Hit, memory: Memory) -> bool:
     """Was the hit's value last said before `memory` was stored (unknown times: yes)? `older`
     is its memory as searched, None for a successor fetched since (said when it began)."""
     theirs = older.lifetime.said_at if older is not None else parse_time(hit.valid_from)
-    mine = memory.lifetime.valid_from
-    return theirs is None or mine is None or theirs <= mine
+    return said_by(theirs, memory.lifetime.valid_from)
 
 
 async def _successors_first(

@@ -2141,3 +2141,21 @@ async def test_a_sequence_of_restatements_changes_and_change_backs_keeps_one_cur
     assert not result.older_first_during_run, [v.describe() for v in result.older_first_during_run]
     assert not result.unidentified
     assert {i for a in acks for i in a.memory_ids} <= set(core.mem0.memories)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["requests via the gateway", "requests via gateway"],
+    ids=["fact-found-too", "fact-not-found"],
+)
+async def test_a_fact_is_found_by_the_best_of_its_folded_wordings(core: Core, query: str) -> None:
+    # A restatement folded into the fact's memory leaves the search; the fact keeps its match,
+    # whether mem0 found the fact's memory itself far below it or not at all.
+    with core.judge_down():
+        first = await core.add("The API port is 8080")
+        await core.add("Requests to the API are served on port 8080 via the gateway")
+    await settle(core.service)
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080"]
+    await core.add("The gateway runs 3 replicas")
+    found = await core.service.search(query, "project", 5, ALPHA)
+    assert [h.id for h in found.hits][:1] == first["memory_ids"]

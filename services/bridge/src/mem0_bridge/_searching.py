@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -78,11 +78,11 @@ async def search(
         ),
         functools.partial(rewritten_search, service, query, namespaces, top_k),
     )
-    relative = {
-        memory_id: pair
-        for memory_id, pair in on_one_scale(raw, rewritten.hits).items()
-        if _answers(pair[0], as_of)
-    }
+    found = on_one_scale(raw, rewritten.hits)
+    if as_of is None:
+        relative = await _as_their_facts(service, found, namespaces)
+    else:
+        relative = {i: pair for i, pair in found.items() if pair[0].lifetime.held_at(as_of)}
     merged = {memory.id: memory for memory, _ in relative.values()}
     ordered = sorted(relative.values(), key=lambda pair: pair[1], reverse=True)
     restated = restatements([m for m, _ in ordered])
@@ -134,13 +134,51 @@ async def search(
     )
 
 
-def _answers(memory: Memory, as_of: datetime | None) -> bool:
-    """Does `memory` belong in the results: not folded (the memory it was folded into speaks
-    for it), and with `as_of`, current at that time?"""
-    life = memory.lifetime
-    if as_of is None:
-        return life.folded_into is None
-    return life.held_at(as_of)
+async def _as_their_facts(
+    service: MemoryService,
+    found: Mapping[str, tuple[Memory, float]],
+    namespaces: Sequence[str] | None,
+) -> dict[str, tuple[Memory, float]]:
+    """`found` with each folded memory replaced by the memory it was folded into (read when
+    the search did not find it), scored as the better of the two: a fact is found by any of
+    its wordings, and a restatement folded into a wording further from the query would
+    otherwise take the fact's best match away with it."""
+    kept = {i: pair for i, pair in found.items() if pair[0].lifetime.folded_into is None}
+    folded = [pair for pair in found.values() if pair[0].lifetime.folded_into is not None]
+    if not folded:
+        return kept
+    reads = Reads(service.mem0, [memory for memory, _ in found.values()])
+    await reads.chains(
+        [memory.lifetime.folded_into or "" for memory, _ in folded],
+        hops=MAX_SUCCESSOR_HOPS,
+        stop=lambda m: m.lifetime.folded_into is None or _foreign(service, m, namespaces),
+    )
+    for memory, value in folded:
+        into, hops = memory.lifetime.folded_into, 0
+        while into is not None and hops < MAX_SUCCESSOR_HOPS:
+            target = await reads.get(into)
+            if target is None or _foreign(service, target, namespaces):
+                break
+            if target.lifetime.folded_into is None:
+                held = kept.get(target.id)
+                if held is None or held[1] < value:
+                    scored = replace(
+                        target,
+                        score=memory.score,
+                        similarity=memory.similarity,
+                        raw_score=memory.raw_score,
+                    )
+                    kept[target.id] = (scored, value)
+                break
+            into, hops = target.lifetime.folded_into, hops + 1
+    return kept
+
+
+def _foreign(service: MemoryService, memory: Memory, namespaces: Sequence[str] | None) -> bool:
+    """Is `memory` outside what the search may show: another user's, or another namespace's?"""
+    return memory.user_id != service.user_id or (
+        namespaces is not None and memory.run_id not in namespaces
+    )
 
 
 def _hit_id(hit: Hit) -> str:
@@ -207,9 +245,7 @@ async def _successors_first(
     below: dict[str, str] = {}
 
     def foreign(memory: Memory) -> bool:
-        return memory.user_id != service.user_id or (
-            namespaces is not None and memory.run_id not in namespaces
-        )
+        return _foreign(service, memory, namespaces)
 
     reads = Reads(service.mem0)
 

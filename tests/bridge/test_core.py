@@ -2159,3 +2159,34 @@ async def test_a_fact_is_found_by_the_best_of_its_folded_wordings(core: Core, qu
     await core.add("The gateway runs 3 replicas")
     found = await core.service.search(query, "project", 5, ALPHA)
     assert [h.id for h in found.hits][:1] == first["memory_ids"]
+
+
+async def test_a_wording_restates_the_copy_of_its_value_said_last_not_the_one_stored_last(
+    core: Core,
+) -> None:
+    # 30s is said live; during an outage it is said again in other words (stored unjudged),
+    # then changed to 45s; after the outage the first memory is said again (seen alone). A
+    # wording too unlike both copies to merge must restate the first, said last: the copy
+    # stored during the outage is replaced by the 45s when that is reconciled, and a wording
+    # of it would then stand beside the first as a second current memory of the fact.
+    service = core.configured(verdict_similarity_floor=0.8)
+    alone = core.configured(verdict_similarity_floor=0.8, judge_max_candidates=1)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    with core.judge_down():
+        await service.add("Port 8080 is what the API gateway uses", "project", ALPHA)
+        await service.add("The API port moved to 9000", "project", ALPHA)
+    again = await alone.add("The API port is 8080 ok", "project", ALPHA)
+    assert again.action == "reinforced"
+    assert again.memory_ids == first.memory_ids
+    wording = await service.add("8080 is the port the API gateway listens on", "project", ALPHA)
+    assert wording.restates == first.memory_ids[0]
+    await core.settled()
+    await settle(service)
+    primaries = [
+        m.text
+        for m in core.mem0.memories.values()
+        if not m.metadata.get("superseded_by")
+        and not m.metadata.get("folded_into")
+        and not m.metadata.get("restates")
+    ]
+    assert primaries == ["The API port is 8080"]

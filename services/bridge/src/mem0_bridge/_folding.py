@@ -471,9 +471,10 @@ def decide(
     revivable = [c for c in same if not adds_details(text, c.text)]
     if revivable:
         return Decision("revive", revivable[0], superseded=older, wordings=restating, spared=spared)
-    # The newest of them: an older current copy of this value may be one that a reconcile of a
-    # value stored meanwhile is about to supersede, which would leave this wording on its own.
-    echoed = max(restating, key=_since, default=None)
+    # The one whose value was said last: a copy said earlier (stored earlier, or stored
+    # unjudged and not said since) may be one that a reconcile of a value stored meanwhile is
+    # about to supersede, which would leave this wording on its own beside the other copy.
+    echoed = max(restating, key=_said, default=None)
     counted = echoed is not None and echoed.similarity_to_query >= settings.echo_similarity_floor
     return Decision(None, superseded=older, echoed=echoed, echo_counted=counted, spared=spared)
 
@@ -494,10 +495,11 @@ def _primary(survivor: Memory, candidates: Sequence[Memory]) -> Memory | None:
     )
 
 
-def _since(memory: Memory) -> float:
-    """When `memory` began to hold its value, as epoch seconds (-inf when unknown)."""
-    since = memory.lifetime.valid_from
-    return -math.inf if since is None else since.timestamp()
+def _said(memory: Memory) -> float:
+    """When `memory`'s value was last said (it began to hold, or was stated again), as epoch
+    seconds (-inf when unknown)."""
+    said = memory.lifetime.said_at
+    return -math.inf if said is None else said.timestamp()
 
 
 def _replaced(

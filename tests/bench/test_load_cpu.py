@@ -21,8 +21,9 @@ def test_the_window_counts_this_process_s_cpu_as_the_load_driver() -> None:
         hashlib.sha256(b"x" * 4096).digest()
     used = window.stop()
 
+    # Only this process's share is checked: other stacks on the machine (a benchmark run
+    # beside the tests) show up under their own names, as they should.
     assert used[DRIVER] >= 0.1
-    assert "mem0-local" not in used  # nothing of the stack runs here
 
 
 def test_stop_before_start_is_refused() -> None:

@@ -2190,3 +2190,24 @@ async def test_a_wording_restates_the_copy_of_its_value_said_last_not_the_one_st
         and not m.metadata.get("restates")
     ]
     assert primaries == ["The API port is 8080"]
+
+
+async def test_a_copy_replaced_while_a_restatement_of_it_waited_takes_its_wordings_along(
+    core: Core,
+) -> None:
+    # 8080 has a wording kept apart. During an outage 8080 is said again (stored unjudged);
+    # a change to 9000 then replaces that copy alone (the judge was shown only it). When the
+    # copy is reconciled, the memory it restates held 8080 until the change, and is marked
+    # so: its wording must go with it, or it stays current beside 9000.
+    service = core.configured(verdict_similarity_floor=0.8)
+    alone = core.configured(verdict_similarity_floor=0.8, judge_max_candidates=1)
+    first = await service.add("The API port is 8080", "project", ALPHA)
+    wording = await service.add("8080 is the port the API listens on", "project", ALPHA)
+    assert wording.restates == first.memory_ids[0]
+    with core.judge_down():
+        await service.add("The API port is 8080 ok", "project", ALPHA)
+    changed = await alone.add("The API port is 9000 ok", "project", ALPHA)
+    assert changed.action == "updated"
+    await core.settled()
+    await settle(service)
+    assert core.mem0.current_texts("alpha") == ["The API port is 9000 ok"]

@@ -250,12 +250,16 @@ class Reconciler:
         at = memory.lifetime.valid_from or service.now()
         await folding.supersede(service, decision, memory.id, at, applied)
         successor, until = memory.lifetime.superseded_by, memory.lifetime.valid_until
-        if decision.kind == "same" and decision.survivor is not None and successor and until:
-            survivor = decision.survivor
-            if await folding.mark(
-                service, survivor, survivor.lifetime.superseded(successor, until), "superseded"
-            ):
-                applied.superseded.append(survivor.id)
+        # The value it restates was replaced with it, and with that value its wordings (unless
+        # said again since).
+        if (
+            decision.kind == "same"
+            and decision.survivor is not None
+            and successor
+            and until
+            and await folding.outdate(service, decision.survivor, successor, until)
+        ):
+            applied.superseded.append(decision.survivor.id)
         return "changed" if applied.superseded else "new"
 
     async def _early_verdicts(self, memory_id: str) -> _Verdicts | None:

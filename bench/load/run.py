@@ -66,7 +66,8 @@ MAX_SHOWN_VIOLATIONS = 8
 FINAL_SEARCH_CLIENTS = 4
 FINAL_SEARCH_TRIES = 2
 #: The metadata keys of a fact's lifetime (lifetime contract): a change to any is a change.
-LIFETIME_KEYS = ("superseded_by", "folded_into", "restates", "valid_until")
+#: `unjudged` among them: most reconciles settle a value as a fact of its own, clearing only it.
+LIFETIME_KEYS = ("superseded_by", "folded_into", "restates", "valid_until", "unjudged")
 
 
 class Services:
@@ -305,10 +306,12 @@ async def settle(
     limit: float,
     projects: Sequence[str] = PROJECTS,
 ) -> Settled:
-    """Poll the store until it has not changed for `quiet` seconds (at most `limit`).
+    """Poll the store until it has not changed for `quiet` seconds and no memory waits for
+    the reconciler (at most `limit`).
 
     A bridge that reconciles in the background (facts stored while the judge was away) keeps
-    changing the store after the clients stop; the check must see where it ends up.
+    changing the store after the clients stop; the check must see where it ends up, not a
+    pause between two reconciles on a busy machine.
     """
     started = time.monotonic()
     stored, truncated = await read_store(http, user_id, projects)
@@ -320,7 +323,9 @@ async def settle(
         polls += 1
         if _fingerprint(current) != _fingerprint(stored):
             stored, last_change = current, time.monotonic()
-        elif time.monotonic() - last_change >= quiet:
+        elif time.monotonic() - last_change >= quiet and not any(
+            (m.metadata or {}).get("unjudged") for m in current
+        ):
             return Settled(stored, last_change - started, True, truncated, polls)
     return Settled(stored, last_change - started, False, truncated, polls)
 

@@ -2161,16 +2161,24 @@ async def test_a_fact_is_found_by_the_best_of_its_folded_wordings(core: Core, qu
     assert [h.id for h in found.hits][:1] == first["memory_ids"]
 
 
+def _wordings_kept_apart(core: Core) -> tuple[MemoryService, MemoryService]:
+    """A service that keeps restatements under 0.8 word overlap apart as wordings, and the same
+    with the judge shown only the closest candidate."""
+    return (
+        core.configured(verdict_similarity_floor=0.8),
+        core.configured(verdict_similarity_floor=0.8, judge_max_candidates=1),
+    )
+
+
 async def test_a_wording_restates_the_copy_of_its_value_said_last_not_the_one_stored_last(
     core: Core,
 ) -> None:
-    # 30s is said live; during an outage it is said again in other words (stored unjudged),
-    # then changed to 45s; after the outage the first memory is said again (seen alone). A
+    # 8080 is said live; during an outage it is said again in other words (stored unjudged),
+    # then changed to 9000; after the outage the first memory is said again (seen alone). A
     # wording too unlike both copies to merge must restate the first, said last: the copy
-    # stored during the outage is replaced by the 45s when that is reconciled, and a wording
+    # stored during the outage is replaced by the 9000 when that is reconciled, and a wording
     # of it would then stand beside the first as a second current memory of the fact.
-    service = core.configured(verdict_similarity_floor=0.8)
-    alone = core.configured(verdict_similarity_floor=0.8, judge_max_candidates=1)
+    service, alone = _wordings_kept_apart(core)
     first = await service.add("The API port is 8080", "project", ALPHA)
     with core.judge_down():
         await service.add("Port 8080 is what the API gateway uses", "project", ALPHA)
@@ -2199,8 +2207,7 @@ async def test_a_copy_replaced_while_a_restatement_of_it_waited_takes_its_wordin
     # a change to 9000 then replaces that copy alone (the judge was shown only it). When the
     # copy is reconciled, the memory it restates held 8080 until the change, and is marked
     # so: its wording must go with it, or it stays current beside 9000.
-    service = core.configured(verdict_similarity_floor=0.8)
-    alone = core.configured(verdict_similarity_floor=0.8, judge_max_candidates=1)
+    service, alone = _wordings_kept_apart(core)
     first = await service.add("The API port is 8080", "project", ALPHA)
     wording = await service.add("8080 is the port the API listens on", "project", ALPHA)
     assert wording.restates == first.memory_ids[0]

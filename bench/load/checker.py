@@ -187,6 +187,9 @@ class SearchVerdict:
     search: Searched
     first_hit: Stored
     accepted: frozenset[str]
+    #: The rank (1 first) among the hits of the first one holding an accepted value; None
+    #: when no hit did: the search never saw the latest value, so no ordering could fix it.
+    accepted_rank: int | None = None
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -195,6 +198,8 @@ class SearchVerdict:
             "answered": round(self.search.answered_at, 3),
             "accepted": sorted(self.accepted),
             "first_hit": {"id": self.first_hit.memory_id, "text": self.first_hit.text},
+            "accepted_rank": self.accepted_rank,
+            "hits": [h.text for h in self.search.hits[: self.accepted_rank or 3]],
         }
 
 
@@ -285,6 +290,9 @@ class CheckResult:
             "searched_after_run": self._count("searched"),
             "search_missed_after_run": self._count("search_missed"),
             "older_value_first_during_run": len(self.older_first_during_run),
+            "older_value_first_during_run_latest_not_found": sum(
+                v.accepted_rank is None for v in self.older_first_during_run
+            ),
             "searches_judged_during_run": self.searches_judged,
             "unreadable": self.unreadable,
             "unidentified": len(self.unidentified),
@@ -336,6 +344,12 @@ def accepted_during(
         a.value for a in acks if a.sent_at < search.answered_at and a.acked_at > search.sent_at
     }
     return accepted | in_flight
+
+
+def _holds(hit: Stored, values: frozenset[str]) -> bool:
+    """Does `hit` state exactly one value, one of `values`?"""
+    found = values_in(hit.text)
+    return len(found) == 1 and found <= values
 
 
 def first_naming_hit(
@@ -468,6 +482,14 @@ def check(
         if hit is None or not during:
             continue
         result.searches_judged += 1
-        if not (len(values_in(hit.text)) == 1 and values_in(hit.text) <= during):
-            result.older_first_during_run.append(SearchVerdict(search, hit, during))
+        if not _holds(hit, during):
+            rank = next(
+                (
+                    i
+                    for i, h in enumerate(search.hits, 1)
+                    if _owner(h.text, by_marker, markers) == search.fact_id and _holds(h, during)
+                ),
+                None,
+            )
+            result.older_first_during_run.append(SearchVerdict(search, hit, during, rank))
     return result

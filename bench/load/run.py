@@ -644,7 +644,8 @@ def _verdict_line(entry: dict[str, Any]) -> str:
         f"({c['duplicated_facts']} facts), {c['lost']} lost, {c['stale']} stale, "
         f"{c['older_value_first']} older value first "
         f"({c['older_value_first_during_run']} of {c['searches_judged_during_run']} searches "
-        f"during the run), {c['not_one_current']} not one current, "
+        f"during the run, {c.get('older_value_first_during_run_latest_not_found', 0)} of them "
+        f"without the latest value among their hits), {c['not_one_current']} not one current, "
         f"{c['unreadable']} unreadable, {c['ambiguous']} ambiguous of {c['acked_facts']} facts; "
         f"{sum(entry['errors'].values())} errors, {entry['calls_per_second']} calls/s"
     )

@@ -360,7 +360,21 @@ def test_a_search_during_the_run_answering_an_older_value_first_is_counted() -> 
     assert result.summary()["searches_judged_during_run"] == 2
     assert result.summary()["older_value_first_during_run"] == 1
     assert result.older_first_during_run[0].describe()["first_hit"]["id"] == "m1"
+    assert result.older_first_during_run[0].describe()["accepted_rank"] == 2
+    assert result.older_first_during_run[0].describe()["hits"] == [stored[0].text, stored[1].text]
+    assert result.summary()["older_value_first_during_run_latest_not_found"] == 0
     assert result.passed  # the gate is on the searches after the run
+
+
+def test_a_search_during_the_run_that_never_saw_the_latest_value_says_so() -> None:
+    acks, stored = changed()  # 9000 acked at 2
+    other = Stored("v1", "api", "The loroga nidola version is 9000.")  # another fact's 9000
+    blind = searched(stored[0], other, at=3.0)
+
+    result = check(SPECS, acks, [], stored, searches=[blind])
+
+    assert result.older_first_during_run[0].describe()["accepted_rank"] is None
+    assert result.summary()["older_value_first_during_run_latest_not_found"] == 1
 
 
 def test_a_search_during_a_change_in_flight_may_answer_either_value() -> None:

@@ -1914,6 +1914,26 @@ async def test_a_change_stored_while_the_judge_is_away_answers_first_until_it_is
     assert core.mem0.memories[first.memory_ids[0]].metadata["superseded_by"] == moved_id
 
 
+async def test_a_change_judged_after_an_unjudged_one_answers_before_it(core: Core) -> None:
+    # 9000 is stored while the judge is away; once it is back, 7000 is said and judged, but
+    # shown only the closer 8080, so 9000 stays current and unjudged beside it for now. The
+    # search matches 9000 best, yet 7000 was said after it, close to it, and must answer first.
+    # (Word overlap stands in for mem0's cosine here, so "close" starts lower than it would.)
+    close = core.configured(related_similarity_floor=0.3)
+    first = await close.add("The API port is 8080", "project", ALPHA)
+    with core.judge_down():
+        moved = await close.add("The API port moved to 9000 today", "project", ALPHA)
+    alone = core.configured(judge_max_candidates=1, related_similarity_floor=0.3)
+    latest = await alone.add("The API port is 7000", "project", ALPHA)
+    assert latest.superseded_ids == first.memory_ids
+    assert core.mem0.memories[str(moved.memory_ids[0])].metadata["unjudged"] is True
+    found = await core.service.search("API port moved", "project", 5, ALPHA)
+    assert [h.text for h in found.hits][:2] == [
+        "The API port is 7000",
+        "The API port moved to 9000 today",
+    ]
+
+
 async def test_a_change_back_reconciled_among_many_look_alike_sentences_replaces_the_change(
     core: Core,
 ) -> None:

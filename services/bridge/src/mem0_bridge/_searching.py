@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -22,7 +23,7 @@ import anyio
 from mem0_bridge._concurrency import both
 from mem0_bridge._grpc import PeerFailure
 from mem0_bridge._inputs import check_text
-from mem0_bridge._lifetime import one_per_fact, parse_time, rfc3339, said_by, superseded_last
+from mem0_bridge._lifetime import one_per_fact, parse_time, rfc3339, superseded_last
 from mem0_bridge._mem0 import Mem0Error, Memory, newest_time
 from mem0_bridge._models import Hit, SearchResult
 from mem0_bridge._ranker import RankCandidate
@@ -116,11 +117,11 @@ async def search(
         hits = [
             to_hit(merged[r.memory_id], score=r.score, mentions=r.mentions)
             for i, r in enumerate(ranked)
-            # Asked for all: the limit's worth, and the unjudged ones below it (`_unjudged_first`).
+            # Asked for all: the limit's worth, and the unjudged ones below it (`_latest_first`).
             if r.memory_id in merged and (i < limit or _unjudged(merged[r.memory_id]))
         ]
     if as_of is None:
-        hits = _unjudged_first(await _successors_first(service, hits, namespaces), merged)
+        hits = _latest_first(await _successors_first(service, hits, namespaces), merged)
     hits = one_per_fact(hits, key=_hit_id, restates=_hit_restates(merged))[:limit]
     if rewritten.fetch_later:
         service.rewrites.request(query)
@@ -198,39 +199,61 @@ def _hit_restates(merged: Mapping[str, Memory]) -> Callable[[Hit], str | None]:
 MAX_SUCCESSOR_HOPS = 8
 
 
-def _unjudged_first(hits: list[Hit], merged: Mapping[str, Memory]) -> list[Hit]:
-    """`hits` (each superseded one below its successor already) with each memory stored
-    unjudged (the judge was away; the reconciler has not judged it yet) moved above the older
-    current hits that share most of its words: it may change their value, and until it is
-    judged the latest statement is the likelier answer (no mark says yet which value replaced
-    which). Memories of other facts, which share only a sentence's shape with it, keep their
-    places."""
+def _latest_first(hits: list[Hit], merged: Mapping[str, Memory]) -> list[Hit]:
+    """`hits` (each superseded one below its successor already) with, for each memory stored
+    unjudged (the judge was away; the reconciler has not judged it yet), the one said last
+    among it and the current hits that share most of its words moved to the place of the
+    best ranked of them: until it is judged, no mark says which value replaced which, and the
+    latest statement is the likelier answer, whether it is the unjudged memory or a statement
+    made after it. Memories of other facts, which share only a sentence's shape with it, keep
+    their places."""
     order = list(hits)
     for hit in hits:
         memory = merged.get(hit.id)
         if memory is None or not _unjudged(memory):
             continue
-        position = order.index(hit)
-        for index, other in enumerate(order[:position]):
-            if (
+        said = _said(memory, hit)
+        rivals = [
+            index
+            for index, other in enumerate(order)
+            if other is hit
+            or (
                 other.current
-                and _said_before(merged.get(other.id), other, memory)
                 and shares_most_words(memory.text, other.text)
-            ):
-                order.insert(index, order.pop(position))
-                break
+                # One said after it overtakes it only if the two were stored close together, or
+                # close to one memory (possibly versions of one fact): a look-alike fact said
+                # later keeps its place.
+                and (
+                    _said(merged.get(other.id), other) <= said
+                    or _related(memory, merged.get(other.id))
+                )
+            )
+        ]
+        latest = max(rivals, key=lambda index: _said(merged.get(order[index].id), order[index]))
+        if latest != rivals[0]:
+            order.insert(rivals[0], order.pop(latest))
     return order
+
+
+def _related(memory: Memory, other: Memory | None) -> bool:
+    """Were the two stored as related: one to the other, or both to one memory (as the ranker
+    groups them for recency)?"""
+    if other is None:
+        return False
+    mine, theirs = {memory.id, *memory.related_ids}, {other.id, *other.related_ids}
+    return not mine.isdisjoint(theirs)
 
 
 def _unjudged(memory: Memory) -> bool:
     return memory.lifetime.unjudged and memory.lifetime.current
 
 
-def _said_before(older: Memory | None, hit: Hit, memory: Memory) -> bool:
-    """Was the hit's value last said before `memory` was stored (unknown times: yes)? `older`
-    is its memory as searched, None for a successor fetched since (said when it began)."""
-    theirs = older.lifetime.said_at if older is not None else parse_time(hit.valid_from)
-    return said_by(theirs, memory.lifetime.valid_from)
+def _said(memory: Memory | None, hit: Hit) -> float:
+    """When the hit's value was last said, as epoch seconds (unknown: -inf, said before any
+    other). `memory` is its memory as searched, None for a successor fetched since (said when
+    it began)."""
+    said = memory.lifetime.said_at if memory is not None else parse_time(hit.valid_from)
+    return -math.inf if said is None else said.timestamp()
 
 
 async def _successors_first(

@@ -306,8 +306,8 @@ async def settle(
     limit: float,
     projects: Sequence[str] = PROJECTS,
 ) -> Settled:
-    """Poll the store until it has not changed for `quiet` seconds and no memory waits for
-    the reconciler (at most `limit`).
+    """Poll the store until it has not changed for `quiet` seconds and no current memory waits
+    for the reconciler (at most `limit`).
 
     A bridge that reconciles in the background (facts stored while the judge was away) keeps
     changing the store after the clients stop; the check must see where it ends up, not a
@@ -323,11 +323,20 @@ async def settle(
         polls += 1
         if _fingerprint(current) != _fingerprint(stored):
             stored, last_change = current, time.monotonic()
-        elif time.monotonic() - last_change >= quiet and not any(
-            (m.metadata or {}).get("unjudged") for m in current
-        ):
+        elif time.monotonic() - last_change >= quiet and not any(map(_waiting, current)):
             return Settled(stored, last_change - started, True, truncated, polls)
     return Settled(stored, last_change - started, False, truncated, polls)
+
+
+def _waiting(memory: Stored) -> bool:
+    """Does a current memory still wait for the reconciler? (One folded or superseded while
+    it waited is settled for search: its reconcile changes nothing but the flag.)"""
+    metadata = memory.metadata or {}
+    return bool(
+        metadata.get("unjudged")
+        and not metadata.get("superseded_by")
+        and not metadata.get("folded_into")
+    )
 
 
 def _fingerprint(stored: Sequence[Stored]) -> frozenset[tuple[str, ...]]:

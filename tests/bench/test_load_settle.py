@@ -39,3 +39,15 @@ async def test_a_reconciler_that_never_finishes_leaves_the_store_unsettled() -> 
     async with httpx.AsyncClient(transport=_store(1_000), base_url="http://mem0.test") as http:
         settled = await settle(http, "u", quiet=0.0, limit=2.5)
     assert not settled.stable
+
+
+async def test_a_memory_folded_while_it_waited_does_not_hold_the_store_unsettled() -> None:
+    def handle(request: httpx.Request) -> httpx.Response:
+        metadata = {"unjudged": True, "folded_into": "m2"}
+        folded = {"id": "m1", "memory": "The API port is 8080.", "metadata": metadata}
+        return httpx.Response(200, json={"results": [folded]})
+
+    transport = httpx.MockTransport(handle)
+    async with httpx.AsyncClient(transport=transport, base_url="http://mem0.test") as http:
+        settled = await settle(http, "u", quiet=0.0, limit=30.0)
+    assert settled.stable

@@ -331,12 +331,7 @@ async def settle(
 def _waiting(memory: Stored) -> bool:
     """Does a current memory still wait for the reconciler? (One folded or superseded while
     it waited is settled for search: its reconcile changes nothing but the flag.)"""
-    metadata = memory.metadata or {}
-    return bool(
-        metadata.get("unjudged")
-        and not metadata.get("superseded_by")
-        and not metadata.get("folded_into")
-    )
+    return memory.live and bool((memory.metadata or {}).get("unjudged"))
 
 
 def _fingerprint(stored: Sequence[Stored]) -> frozenset[tuple[str, ...]]:

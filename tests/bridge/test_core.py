@@ -2238,3 +2238,28 @@ async def test_a_copy_replaced_while_a_restatement_of_it_waited_takes_its_wordin
     await core.settled()
     await settle(service)
     assert core.mem0.current_texts("alpha") == ["The API port is 9000 ok"]
+
+
+async def test_copies_of_one_sentence_take_one_place_among_the_judge_s_candidates(
+    core: Core,
+) -> None:
+    # 9000 replaced 8080, and 8080 was said again twice in its first words while the judge was
+    # away: the fact holds three current memories, two of them one sentence. The judge sees
+    # two candidates; the copies must take one place between them, so that a change replaces
+    # 9000 too, not only the copies.
+    service = core.configured(judge_max_candidates=2)
+    await service.add("The API port is 8080", "project", ALPHA)
+    await service.add("The API port is 9000", "project", ALPHA)
+    with core.judge_down():
+        for _ in range(2):
+            await service.add("The API port is 8080", "project", ALPHA)
+    assert core.mem0.current_texts("alpha") == ["The API port is 8080"] * 2 + [
+        "The API port is 9000"
+    ]
+    await service.add("The API port is 7000", "project", ALPHA)
+    assert core.mem0.current_texts("alpha") == ["The API port is 7000"]
+    fact, shown = core.judge.judge.compares[-1]
+    assert (fact, sorted(shown)) == (
+        "The API port is 7000",
+        ["The API port is 8080", "The API port is 9000"],
+    )

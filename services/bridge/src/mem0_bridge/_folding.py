@@ -52,7 +52,7 @@ from mem0_bridge._mem0 import Mem0Error, Memory
 from mem0_bridge._reads import Reads
 from mem0_bridge._settings import BridgeSettings
 from mem0_bridge._wording import adds_details, differs_only_in_values, name_overlap, same_values
-from mem0mcp.contract import MAX_COMPARE_CANDIDATES
+from mem0mcp.contract import MAX_COMPARE_CANDIDATES, normalise_text
 
 if TYPE_CHECKING:
     from mem0_bridge._service import MemoryService
@@ -91,8 +91,25 @@ async def candidates(
     ]
     heads = _heads(found)
     rank = _fused_ranks(text, found, heads)
-    chosen = {c.id for c in sorted(close, key=lambda c: _precedence(text, c, rank, heads))[:shown]}
+    ordered = sorted(close, key=lambda c: _precedence(text, c, rank, heads))
+    chosen = {c.id for c in _first_texts(ordered, shown)}
     return await _reaching(service, [c for c in close if c.id in chosen], heads, found)
+
+
+def _first_texts(ordered: Sequence[Memory], places: int) -> list[Memory]:
+    """The memories of `ordered` holding its first `places` texts, with every copy of them:
+    the judge is shown a text once (`JudgeClient.compare`), so copies of one sentence (a fact
+    said again in the same words while the judge was away) take one place between them and
+    leave the others to the fact's other memories."""
+    texts: set[str] = set()
+    kept: list[Memory] = []
+    for memory in ordered:
+        key = normalise_text(memory.text)
+        if key not in texts and len(texts) < places:
+            texts.add(key)
+        if key in texts:
+            kept.append(memory)
+    return kept
 
 
 #: Links of older candidates' chains read at once before they are followed (the walk goes on
@@ -129,7 +146,7 @@ async def _reaching(
         stop=lambda m: m.run_id != chosen[0].run_id,
     )
     reaching: list[Memory] = []
-    room = MAX_COMPARE_CANDIDATES - len(chosen)
+    room = MAX_COMPARE_CANDIDATES - len({normalise_text(c.text) for c in chosen})
     for memory in chosen:
         reaching.append(memory)
         head = walked.get(memory.id)

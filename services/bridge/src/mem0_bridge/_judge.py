@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import anyio
 
 from mem0_bridge._grpc import GrpcPeer, PeerFailure
+from mem0mcp.contract import normalise_text
 from mem0mcp.judge.v1 import judge_pb2, judge_pb2_grpc
 
 #: How long a judge's "no LLM" health answer is trusted before it is asked again.
@@ -84,12 +85,19 @@ class JudgeClient:
         *,
         deadline: float | None = None,
     ) -> dict[str, Verdict] | PeerFailure:
-        """Verdict per candidate memory id; `deadline` (seconds) instead of the client's."""
+        """Verdict per candidate memory id; `deadline` (seconds) instead of the client's.
+        Candidates of one text (`normalise_text`) are judged once, and share the verdict: a
+        verdict is on the words, and copies must not take the judge's places from the others."""
+        twins: dict[str, list[str]] = {}
+        texts: dict[str, str] = {}
+        for memory_id, text in candidates:
+            twins.setdefault(normalise_text(text), []).append(memory_id)
+            texts.setdefault(normalise_text(text), text)
         request = judge_pb2.CompareRequest(
             fact=fact,
             candidates=[
-                judge_pb2.CompareCandidate(memory_id=memory_id, text=text)
-                for memory_id, text in candidates
+                judge_pb2.CompareCandidate(memory_id=ids[0], text=texts[key])
+                for key, ids in twins.items()
             ],
         )
         started = anyio.current_time()
@@ -99,7 +107,12 @@ class JudgeClient:
                 self._compare_seconds.append(math.inf)
             return answer
         self._compare_seconds.append(anyio.current_time() - started)
-        return {j.memory_id: _VERDICTS.get(j.verdict, Verdict.UNRELATED) for j in answer.judgements}
+        by_first = {ids[0]: ids for ids in twins.values()}
+        return {
+            memory_id: _VERDICTS.get(j.verdict, Verdict.UNRELATED)
+            for j in answer.judgements
+            for memory_id in by_first.get(j.memory_id, [j.memory_id])
+        }
 
     async def rewrite(self, query: str, deadline: float) -> str | PeerFailure | None:
         """The statement a question-style query becomes; None when it already was one."""

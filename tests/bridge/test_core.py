@@ -1955,6 +1955,27 @@ async def test_a_change_back_reconciled_among_many_look_alike_sentences_replaces
     assert values_in(lubeti[0]) == {"3"}
 
 
+async def test_a_value_said_again_changed_and_changed_back_in_one_outage_ends_as_one_memory(
+    core: Core,
+) -> None:
+    # While the judge is down, 90s is said again in other words, changed to 45s, and changed
+    # back to 90s. Reconciled, the fact holds one current memory, of 90s, with the other 90s as
+    # its wordings, and the 45s is replaced (stop 30 found the first 90s left beside the last).
+    service = judged_as_the_load_is(core)
+    first = await service.add("The timeout of our tidaza zemube is 90s.", "project", ALPHA)
+    with core.judge_down():
+        again = await service.add("The tidaza zemube timeout is 90s.", "project", ALPHA)
+        changed = await service.add("Back to 45s for the tidaza zemube.", "project", ALPHA)
+        back = await service.add("Back to 90s for the tidaza zemube.", "project", ALPHA)
+    await settle(service)
+    assert current_primaries(core) == ["The timeout of our tidaza zemube is 90s."]
+    memories = core.mem0.memories
+    assert {memories[s.memory_ids[0]].metadata["restates"] for s in (again, back)} == {
+        first.memory_ids[0]
+    }
+    assert memories[changed.memory_ids[0]].metadata["superseded_by"] == back.memory_ids[0]
+
+
 async def test_restatements_stored_during_an_outage_end_as_wordings_of_the_fact_s_memory(
     core: Core,
 ) -> None:

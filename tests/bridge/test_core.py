@@ -1566,6 +1566,24 @@ async def test_older_values_of_other_facts_do_not_crowd_a_current_memory_out_of_
     assert core.mem0.current_texts("alpha") == ["The API port is 7000", "The web port is 9000"]
 
 
+async def test_sentences_of_the_statement_s_shape_do_not_crowd_out_the_fact_it_names(
+    core: Core,
+) -> None:
+    # Two other facts are said in the very shape of the change, and the fact holds two current
+    # memories (the second stored while the judge was away, in other words). mem0 ranks the
+    # other facts' sentences above that second memory; the judge sees two candidates, and must
+    # see both of the fact's, which the change replaces.
+    service = judged_as_the_load_is(core, judge_max_candidates=2)
+    for name in ("zimaka divula", "menabo pazudo"):
+        await service.add(f"Our {name} version is now 1.4.2.", "project", ALPHA)
+    first = await service.add("Our rumafu vovugu version is now 1.5.0.", "project", ALPHA)
+    with core.judge_down():
+        again = await service.add("The rumafu vovugu version is 1.5.0.", "project", ALPHA)
+    changed = await service.add("Our rumafu vovugu version is now 1.4.2.", "project", ALPHA)
+    assert set(changed.superseded_ids) == {first.memory_ids[0], again.memory_ids[0]}
+    assert not [t for t in core.mem0.current_texts("alpha") if "1.5.0" in t]
+
+
 async def test_a_change_reaches_a_current_memory_that_only_an_older_value_was_found_for(
     core: Core,
 ) -> None:

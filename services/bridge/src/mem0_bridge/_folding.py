@@ -90,8 +90,10 @@ async def candidates(
         if c.similarity_to_query >= floor and c.lifetime.folded_into is None and c.id != leaving_out
     ]
     heads = _heads(found)
-    rank = _fused_ranks(text, found, heads)
-    ordered = sorted(close, key=lambda c: _precedence(text, c, rank, heads))
+    overlap = name_overlap(text, [c.text for c in found])
+    rank = _fused_ranks(found, overlap, heads)
+    namesakes = _namesakes(found, overlap, heads)
+    ordered = sorted(close, key=lambda c: _precedence(text, c, rank, heads, namesakes))
     chosen = {c.id for c in _first_texts(ordered, shown)}
     return await _reaching(service, [c for c in close if c.id in chosen], heads, found)
 
@@ -192,13 +194,14 @@ def _heads(found: Sequence[Memory]) -> dict[str, str]:
 FUSION_DAMPING = 5
 
 
-def _fused_ranks(text: str, found: Sequence[Memory], heads: Mapping[str, str]) -> dict[str, float]:
+def _fused_ranks(
+    found: Sequence[Memory], overlap: Sequence[float], heads: Mapping[str, str]
+) -> dict[str, float]:
     """Each found memory's place (lower first) in two orders fused by reciprocal rank: mem0's,
-    and by the rare words it shares with `text` (`name_overlap`), so that other facts'
-    sentences of the same shape do not crowd out the fact named. In each order the memory that
-    stands for a fact's current value (`_heads`) takes the best place of its older values (the
-    statement most likely changes the fact whose past it matches)."""
-    overlap = name_overlap(text, [c.text for c in found])
+    and by the rare words it shares with the statement (`overlap`, from `name_overlap`), so
+    that other facts' sentences of the same shape do not crowd out the fact named. In each
+    order the memory that stands for a fact's current value (`_heads`) takes the best place of
+    its older values (the statement most likely changes the fact whose past it matches)."""
     by_names = sorted(range(len(found)), key=lambda i: -overlap[i])
     orders = (
         {c.id: i for i, c in enumerate(found)},
@@ -210,16 +213,43 @@ def _fused_ranks(text: str, found: Sequence[Memory], heads: Mapping[str, str]) -
     return {c.id: -sum(1 / (FUSION_DAMPING + order[c.id]) for order in orders) for c in found}
 
 
+#: The share of the best overlap of rare words (`name_overlap`) a memory must reach to be taken
+#: for a memory of the fact the statement names (`_namesakes`).
+NAMESAKE_SHARE = 0.5
+
+
+def _namesakes(
+    found: Sequence[Memory], overlap: Sequence[float], heads: Mapping[str, str]
+) -> frozenset[str]:
+    """The found memories that share the statement's rare words about as much as the best one
+    does (`NAMESAKE_SHARE`), and the memories standing for their facts' current values
+    (`_heads`): most likely the fact the statement names. Other facts' sentences of its very
+    shape can match it better in mem0's order, and by their shared shape words in the other;
+    they must not take the judge's places from that fact's current memories."""
+    best = max(overlap, default=0.0)
+    if best <= 0:
+        return frozenset()
+    named = {
+        c.id for c, shared in zip(found, overlap, strict=True) if shared >= NAMESAKE_SHARE * best
+    }
+    return frozenset(named | {heads[memory_id] for memory_id in named})
+
+
 def _precedence(
-    text: str, candidate: Memory, rank: Mapping[str, float], heads: Mapping[str, str]
-) -> tuple[bool, bool, float]:
+    text: str,
+    candidate: Memory,
+    rank: Mapping[str, float],
+    heads: Mapping[str, str],
+    namesakes: Container[str],
+) -> tuple[bool, bool, bool, float]:
     """Which candidates the judge sees first: the very text (a repeat, or a change back to
     it), then the memories that stand for a fact's current value (`_heads`: a verdict on an
-    older value reaches the current memory that replaced it), then older values, each by
-    `rank` (`_fused_ranks`)."""
+    older value reaches the current memory that replaced it), then older values; in each
+    group the fact the statement names first (`_namesakes`), then by `rank` (`_fused_ranks`)."""
     return (
         not same_text(candidate.text, text),
         heads[candidate.id] != candidate.id,
+        candidate.id not in namesakes,
         rank[candidate.id],
     )
 

@@ -1584,6 +1584,23 @@ async def test_sentences_of_the_statement_s_shape_do_not_crowd_out_the_fact_it_n
     assert not [t for t in core.mem0.current_texts("alpha") if "1.5.0" in t]
 
 
+async def test_a_fact_said_many_times_is_still_named_by_its_own_names(core: Core) -> None:
+    # The fact changed ten times, so its names are in most of the memories found for the next
+    # change; three other facts share that change's other word ("used"), each once. Its names
+    # must still count as rarer than that word: the judge, shown two candidates, must see the
+    # fact's current memory, which the change replaces.
+    service = judged_as_the_load_is(core, judge_max_candidates=2)
+    for port in range(8081, 8091):
+        await service.add(f"The lezori nakovi port is {port}.", "project", ALPHA)
+    for name in ("rupibo vobifo", "tifoza gamelu", "kamedi pulova"):
+        await service.add(f"1.4.2 is now used by the {name}.", "project", ALPHA)
+    changed = await service.add("9000 is now used by the lezori nakovi.", "project", ALPHA)
+    assert changed.superseded_ids
+    assert [t for t in core.mem0.current_texts("alpha") if "lezori" in t] == [
+        "9000 is now used by the lezori nakovi."
+    ]
+
+
 async def test_a_change_reaches_a_current_memory_that_only_an_older_value_was_found_for(
     core: Core,
 ) -> None:

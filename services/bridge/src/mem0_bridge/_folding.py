@@ -90,7 +90,7 @@ async def candidates(
         if c.similarity_to_query >= floor and c.lifetime.folded_into is None and c.id != leaving_out
     ]
     heads = _heads(found)
-    overlap = name_overlap(text, [c.text for c in found])
+    overlap = name_overlap(text, [c.text for c in found], [heads[c.id] for c in found])
     rank = _fused_ranks(found, overlap, heads)
     namesakes = _namesakes(found, overlap, heads)
     ordered = sorted(close, key=lambda c: _precedence(text, c, rank, heads, namesakes))

@@ -110,16 +110,21 @@ def same_values(first: str, second: str) -> bool:
     return found == details(second) and any(_is_value(token) for token in found)
 
 
-def name_overlap(text: str, others: Sequence[str]) -> list[float]:
+def name_overlap(
+    text: str, others: Sequence[str], groups: Sequence[str] | None = None
+) -> list[float]:
     """Per text of `others`, how much of `text`'s wording it shares, each shared word weighted
     by how rare it is among `others` (inverse document frequency): the words most of them share
-    are a sentence shape ("... is used by the ..."), the rare ones a fact's own names."""
+    are a sentence shape ("... is used by the ..."), the rare ones a fact's own names. With
+    `groups` (a key per text), texts of one group count as one document: one fact's many
+    statements must not make its names look common."""
     words = wording(text)
     sets = [wording(other) & words for other in others]
-    count = len(others) + 1
-    frequency: dict[str, int] = {}
-    for shared in sets:
+    keys = range(len(others)) if groups is None else groups
+    documents: dict[str, set[object]] = {}
+    for key, shared in zip(keys, sets, strict=True):
         for word in shared:
-            frequency[word] = frequency.get(word, 0) + 1
-    weight = {word: math.log(count / (n + 1)) for word, n in frequency.items()}
+            documents.setdefault(word, set()).add(key)
+    count = len(set(keys)) + 1
+    weight = {word: math.log(count / (len(found) + 1)) for word, found in documents.items()}
     return [sum(weight[word] for word in shared) for shared in sets]

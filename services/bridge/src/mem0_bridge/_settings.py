@@ -160,8 +160,9 @@ class BridgeTuning(TuningSettings):
         default=5,
         ge=1,
         le=MAX_COMPARE_CANDIDATES,
-        description="Most candidates the judge compares a new fact with (the protocol allows "
-        f"{MAX_COMPARE_CANDIDATES}); each one lengthens the judge's prompt.",
+        description="Most candidate texts the judge compares a new fact with (the protocol "
+        f"allows {MAX_COMPARE_CANDIDATES}; copies of one text count once); each one lengthens "
+        "the judge's prompt.",
     )
 
 

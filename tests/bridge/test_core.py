@@ -1601,6 +1601,28 @@ async def test_a_fact_said_many_times_is_still_named_by_its_own_names(core: Core
     ]
 
 
+async def test_copies_of_the_statement_s_value_leave_a_place_for_the_fact_s_other_value(
+    core: Core,
+) -> None:
+    # While the judge is away the fact is changed to 1.5.0 and back to 1.4.2 twice, in other
+    # words: three current memories, two of them of 1.4.2, both closer to the statement below
+    # than the 1.5.0. The judge sees two candidates: the 1.5.0 must be one of them, or the
+    # change back leaves it current beside 1.4.2.
+    service = judged_as_the_load_is(core, judge_max_candidates=2)
+    await service.add("The tumigo zovelo version is 1.4.2.", "project", ALPHA)
+    with core.judge_down():
+        for said in (
+            "The version of our tumigo zovelo is 1.5.0.",
+            "The tumigo zovelo is back on 1.4.2.",
+            "The version of our tumigo zovelo is 1.4.2.",
+        ):
+            await service.add(said, "project", ALPHA)
+    await service.add("Our tumigo zovelo version is now 1.4.2.", "project", ALPHA)
+    assert not [t for t in core.mem0.current_texts("alpha") if "1.5.0" in t]
+    await settle(service)
+    assert len(current_primaries(core)) == 1
+
+
 async def test_a_change_reaches_a_current_memory_that_only_an_older_value_was_found_for(
     core: Core,
 ) -> None:

@@ -51,7 +51,13 @@ from mem0_bridge._lifetime import RESTATES, SUPERSEDES, WORDINGS, said_by
 from mem0_bridge._mem0 import Mem0Error, Memory
 from mem0_bridge._reads import Reads
 from mem0_bridge._settings import BridgeSettings
-from mem0_bridge._wording import adds_details, differs_only_in_values, name_overlap, same_values
+from mem0_bridge._wording import (
+    adds_details,
+    details,
+    differs_only_in_values,
+    name_overlap,
+    same_values,
+)
 from mem0mcp.contract import MAX_COMPARE_CANDIDATES, normalise_text
 
 if TYPE_CHECKING:
@@ -94,8 +100,33 @@ async def candidates(
     rank = _fused_ranks(found, overlap, heads)
     namesakes = _namesakes(found, overlap, heads)
     ordered = sorted(close, key=lambda c: _precedence(text, c, rank, heads, namesakes))
+    ordered = _values_in_turn(text, ordered, heads, namesakes)
     chosen = {c.id for c in _first_texts(ordered, shown)}
     return await _reaching(service, [c for c in close if c.id in chosen], heads, found)
+
+
+def _values_in_turn(
+    text: str, ordered: Sequence[Memory], heads: Mapping[str, str], namesakes: Container[str]
+) -> list[Memory]:
+    """`ordered` with the current memories of the fact the statement names (`_namesakes`)
+    taken one value at a time: each value they hold (`details`) gets a place before any gets
+    a second. A fact said again and again while the judge was away holds several current
+    memories of one value; they must not take every place from a current memory of another
+    value, which a change has to replace (copies of the statement's value are reconciled)."""
+    named = [
+        c
+        for c in ordered
+        if heads[c.id] == c.id and c.id in namesakes and not same_text(c.text, text)
+    ]
+    if len(named) < 2:
+        return list(ordered)
+    turns: dict[frozenset[str], int] = {}
+    turn: dict[str, int] = {}
+    for memory in named:
+        value = details(memory.text)
+        turn[memory.id] = turns[value] = turns.get(value, -1) + 1
+    in_turn = iter(sorted(named, key=lambda c: turn[c.id]))  # stable: rank within a turn
+    return [next(in_turn) if c.id in turn else c for c in ordered]
 
 
 def _first_texts(ordered: Sequence[Memory], places: int) -> list[Memory]:

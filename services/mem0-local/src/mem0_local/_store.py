@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import psycopg
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 from mem0_common import bare_or_quoted, private_files
@@ -152,19 +153,44 @@ def open_async_memory(settings: Mem0LocalSettings) -> Any:
 
 
 def _create_collection_now(memory: Any) -> None:
-    """Create the pgvector table before the first request, not during it.
+    """Create the pgvector table before the first request, not during it, and index the
+    payload fields mem0 filters on (`_index_filters`).
 
     mem0's pgvector store creates its table lazily, inside whichever call comes first; several
     first calls at once then race on CREATE TABLE and all but one fail. Doing it once at start
     (and after a reset) leaves nothing to race on. The embedded store creates its collection
     eagerly already.
     """
+    if memory.config.vector_store.provider != "pgvector":
+        return
     store = memory.vector_store
-    if (
-        memory.config.vector_store.provider == "pgvector"
-        and store.collection_name not in store.list_cols()
-    ):
+    if store.collection_name not in store.list_cols():
         store.create_col()
+    _index_filters(memory.config.vector_store.config.connection_string, store.collection_name)
+
+
+def _index_filters(database_url: str, table: str) -> None:
+    """Index the payload fields every search and list filters on (`payload->>'user_id' = ...`).
+
+    mem0 indexes the vectors and the text, not these: without an index a search reads every
+    row of the table to keep one scope's, and slows as the store grows. Built CONCURRENTLY, so
+    replicas sharing the table keep writing; a failure is logged, not fatal (searches only
+    stay slower).
+    """
+    try:
+        with psycopg.connect(database_url, autocommit=True, connect_timeout=5) as conn:
+            for field in _ID_KEYS:
+                conn.execute(
+                    sql.SQL(
+                        "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON {} ((payload->>{}))"
+                    ).format(
+                        sql.Identifier(f"{table}_{field}_idx"),
+                        sql.Identifier(table),
+                        sql.Literal(field),
+                    )
+                )
+    except psycopg.Error as exc:
+        logger.warning("could not index the memories' %s fields: %s", "/".join(_ID_KEYS), exc)
 
 
 def _shape(raw: Mapping[str, Any], *, score: bool) -> Item:

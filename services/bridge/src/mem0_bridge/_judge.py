@@ -88,16 +88,15 @@ class JudgeClient:
         """Verdict per candidate memory id; `deadline` (seconds) instead of the client's.
         Candidates of one text (`normalise_text`) are judged once, and share the verdict: a
         verdict is on the words, and copies must not take the judge's places from the others."""
-        twins: dict[str, list[str]] = {}
-        texts: dict[str, str] = {}
+        # Per text, the first candidate's text and the ids of every candidate holding it.
+        twins: dict[str, tuple[str, list[str]]] = {}
         for memory_id, text in candidates:
-            twins.setdefault(normalise_text(text), []).append(memory_id)
-            texts.setdefault(normalise_text(text), text)
+            twins.setdefault(normalise_text(text), (text, []))[1].append(memory_id)
         request = judge_pb2.CompareRequest(
             fact=fact,
             candidates=[
-                judge_pb2.CompareCandidate(memory_id=ids[0], text=texts[key])
-                for key, ids in twins.items()
+                judge_pb2.CompareCandidate(memory_id=ids[0], text=text)
+                for text, ids in twins.values()
             ],
         )
         started = anyio.current_time()
@@ -107,7 +106,7 @@ class JudgeClient:
                 self._compare_seconds.append(math.inf)
             return answer
         self._compare_seconds.append(anyio.current_time() - started)
-        by_first = {ids[0]: ids for ids in twins.values()}
+        by_first = {ids[0]: ids for _, ids in twins.values()}
         return {
             memory_id: _VERDICTS.get(j.verdict, Verdict.UNRELATED)
             for j in answer.judgements

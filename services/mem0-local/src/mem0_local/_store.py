@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import os
 from collections.abc import AsyncIterator, Mapping
@@ -169,6 +170,20 @@ def _create_collection_now(memory: Any) -> None:
     _index_filters(memory.config.vector_store.config.connection_string, store.collection_name)
 
 
+#: The bytes of an identifier PostgreSQL keeps; it cuts longer ones without an error.
+_MAX_IDENTIFIER_BYTES = 63
+
+
+def _index_name(table: str, field: str) -> str:
+    """`<table>_<field>_idx`, or, where that is too long to keep whole, a digest of the table's
+    name in its place: cut to 63 bytes, each field's name would be the table's own, and
+    `IF NOT EXISTS` would skip every index."""
+    name = f"{table}_{field}_idx"
+    if len(name.encode()) <= _MAX_IDENTIFIER_BYTES:
+        return name
+    return f"mem0_local_{hashlib.sha256(table.encode()).hexdigest()[:16]}_{field}_idx"
+
+
 def _index_filters(database_url: str, table: str) -> None:
     """Index the payload fields every search and list filters on (`payload->>'user_id' = ...`).
 
@@ -184,7 +199,7 @@ def _index_filters(database_url: str, table: str) -> None:
                     sql.SQL(
                         "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON {} ((payload->>{}))"
                     ).format(
-                        sql.Identifier(f"{table}_{field}_idx"),
+                        sql.Identifier(_index_name(table, field)),
                         sql.Identifier(table),
                         sql.Literal(field),
                     )
